@@ -1,0 +1,327 @@
+// The CPU backend: host memory, no-op streams, and the kernels of the best ISA
+// the running CPU supports (chosen once per device_open).
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <new>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "dk/hal.hpp"
+#include "kernels.hpp"
+
+namespace dk::cpu {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DK_CPU_X86 1
+#else
+#define DK_CPU_X86 0
+#endif
+
+// Compiled kernel tables, best first.
+const kernel_table* const kTables[] = {
+#if DK_CPU_HAVE_AVX512
+    &avx512::table,
+#endif
+#if DK_CPU_HAVE_AVX2
+    &avx2::table,
+#endif
+    &generic::table,
+};
+
+#if DK_CPU_X86
+// F16C (CPUID.1:ECX bit 29); not every compiler's __builtin_cpu_supports knows it.
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+}
+#endif
+
+bool supported(const kernel_table* t) {
+#if DK_CPU_X86
+  __builtin_cpu_init();
+#if DK_CPU_HAVE_AVX512
+  if (t == &avx512::table)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+#endif
+#if DK_CPU_HAVE_AVX2
+  if (t == &avx2::table)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+#endif
+#endif
+  return t == &generic::table;
+}
+
+// The best supported table; DK_CPU_ISA=generic|avx2|avx512 picks a lower one
+// (for testing every path on one machine) when the CPU supports it.
+const kernel_table* select_kernels() {
+  const char* forced = getenv("DK_CPU_ISA");
+  if (forced && *forced)
+    for (const kernel_table* t : kTables)
+      if (strcmp(forced, t->isa) == 0 && supported(t)) return t;
+  for (const kernel_table* t : kTables)
+    if (supported(t)) return t;
+  return &generic::table;
+}
+
+const kernel_table* kernels_of(const device_handle* device) {
+  return device && device->state ? static_cast<const kernel_table*>(device->state) : &generic::table;
+}
+
+int max_threads() {
+#if defined(_OPENMP)
+  const int n = omp_get_max_threads();
+  return n > 0 ? n : 1;
+#else
+  return 1;
+#endif
+}
+
+// "model name : AMD EPYC ..." from /proc/cpuinfo, or "CPU".
+void cpu_model_name(char* dst, size_t capacity) {
+  copy_string(dst, capacity, "CPU");
+  FILE* f = fopen("/proc/cpuinfo", "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) != 0) continue;
+    const char* colon = strchr(line, ':');
+    if (!colon) continue;
+    const char* s = colon + 1;
+    while (*s == ' ' || *s == '\t') ++s;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) --n;
+    if (n == 0) continue;
+    char name[256];
+    if (n >= sizeof name) n = sizeof name - 1;
+    memcpy(name, s, n);
+    name[n] = '\0';
+    copy_string(dst, capacity, name);
+    break;
+  }
+  fclose(f);
+}
+
+int64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? int64_t(pages) * int64_t(page_size) : 0;
+}
+
+// ------------------------------------------------------------ devices
+
+dk_status device_count(int32_t* out_count) {
+  *out_count = 1;
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status device_open(int32_t device_id, device_handle* out) {
+  if (device_id != 0)
+    return set_error(DK_STATUS_NO_DEVICE, "cpu: device %d does not exist (the CPU is device 0)",
+                     static_cast<int>(device_id));
+  const kernel_table* k = select_kernels();
+  out->state = const_cast<kernel_table*>(k);
+  dk_device_info& info = out->info;
+  memset(&info, 0, sizeof info);
+  info.backend = DK_BACKEND_CPU;
+  info.device_id = 0;
+  info.device.device_type = DK_DEVICE_CPU;
+  info.device.device_id = 0;
+#if DK_CPU_X86
+  copy_string(info.vendor, sizeof info.vendor, "x86-64");
+#elif defined(__aarch64__)
+  copy_string(info.vendor, sizeof info.vendor, "aarch64");
+#else
+  copy_string(info.vendor, sizeof info.vendor, "generic");
+#endif
+  cpu_model_name(info.name, sizeof info.name);
+  copy_string(info.arch, sizeof info.arch, k->arch);
+  char archs[128] = "";
+  for (const kernel_table* t : kTables) {
+    if (archs[0]) strncat(archs, ",", sizeof archs - strlen(archs) - 1);
+    strncat(archs, t->arch, sizeof archs - strlen(archs) - 1);
+  }
+  copy_string(info.compiled_archs, sizeof info.compiled_archs, archs);
+  info.compute_units = max_threads();
+  info.memory_bytes = host_memory_bytes();
+  info.peak_bandwidth_gbps = 0.0;
+  return DK_STATUS_SUCCESS;
+}
+
+void device_close(device_handle* device) { device->state = nullptr; }
+
+// ------------------------------------------------------------ memory, streams
+
+constexpr size_t kAlignment = 256;
+
+dk_status mem_alloc(device_handle*, size_t bytes, void** out_ptr) {
+  *out_ptr = nullptr;
+  if (bytes > SIZE_MAX - kAlignment)
+    return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_malloc: %zu bytes is more than host memory can hold",
+                     bytes);
+  // aligned_alloc wants a multiple of the alignment; 0 bytes still gets a unique pointer.
+  const size_t rounded = bytes == 0 ? kAlignment : (bytes + kAlignment - 1) & ~(kAlignment - 1);
+  void* p = aligned_alloc(kAlignment, rounded);
+  if (!p) return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_malloc: could not allocate %zu bytes of host memory", bytes);
+  *out_ptr = p;
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status mem_free(device_handle*, void* ptr) {
+  free(ptr);
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status mem_copy(device_handle*, void* dst, const void* src, size_t bytes, dk_copy_kind, void*) {
+  if (bytes > 0 && dst != src) memmove(dst, src, bytes);
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status mem_set(device_handle*, void* dst, int value, size_t bytes, void*) {
+  if (bytes > 0) memset(dst, value, bytes);
+  return DK_STATUS_SUCCESS;
+}
+
+// CPU work completes before each call returns: a stream is a token.
+char g_stream_token;
+
+dk_status stream_create(device_handle*, void** out_stream) {
+  *out_stream = &g_stream_token;
+  return DK_STATUS_SUCCESS;
+}
+dk_status stream_destroy(device_handle*, void*) { return DK_STATUS_SUCCESS; }
+dk_status stream_sync(device_handle*, void*) { return DK_STATUS_SUCCESS; }
+dk_status device_sync(device_handle*) { return DK_STATUS_SUCCESS; }
+
+// ------------------------------------------------------------ ops
+
+dk_status check_shape(const char* op, int hq, int hv, int dk, int dv) {
+  if (hq <= 0 || hv <= 0 || hv % hq != 0)
+    return set_error(DK_STATUS_INVALID_ARGUMENT, "%s: HV = %d is not a positive multiple of HQ = %d", op, hv, hq);
+  if (dk < 16 || dk > 256 || dk % 16 != 0 || dv < 16 || dv > 256 || dv % 16 != 0)
+    return set_error(DK_STATUS_UNSUPPORTED,
+                     "%s: the CPU backend needs K and V to be multiples of 16 from 16 to 256 (K = %d, V = %d)",
+                     op, dk, dv);
+  return DK_STATUS_SUCCESS;
+}
+
+// Per-thread fp32 scratch, 64-byte aligned; nullptr when out of memory.
+float* alloc_scratch(size_t floats_per_thread, int threads) {
+  const size_t count = floats_per_thread * size_t(threads);
+  if (floats_per_thread == 0 || count / size_t(threads) != floats_per_thread || count > SIZE_MAX / 8) return nullptr;
+  const size_t bytes = (count * sizeof(float) + 63) & ~size_t(63);
+  return static_cast<float*>(aligned_alloc(64, bytes));
+}
+
+// Threads for `items` independent work items of `work` state-element updates in
+// all: at most one per item, and none for less than ~50 us of work, since waking
+// a thread costs more than that on a busy machine.
+int threads_for(int64_t items, double work) {
+  constexpr double kMinWorkPerThread = 256.0 * 1024.0;
+  int n = max_threads();
+  if (items < n) n = items > 0 ? int(items) : 1;
+  const double by_work = work / kMinWorkPerThread;
+  if (by_work < n) n = by_work < 1.0 ? 1 : int(by_work);
+  return n;
+}
+
+dk_status decode_query(device_handle* device, const decode_problem& p, const char** out_name) {
+  dk_status s = check_shape("dk_decode", p.hq, p.hv, p.dk, p.dv);
+  if (s != DK_STATUS_SUCCESS) return s;
+  if (p.tokens < 1 || p.batch < 0)
+    return set_error(DK_STATUS_INVALID_ARGUMENT, "dk_decode: B = %d, T = %d", int(p.batch), int(p.tokens));
+  *out_name = kernels_of(device)->decode_name;
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status decode_run(device_handle* device, const decode_problem& p, void*) {
+  const char* name = nullptr;
+  dk_status s = decode_query(device, p, &name);
+  if (s != DK_STATUS_SUCCESS) return s;
+  if (p.batch == 0) return DK_STATUS_SUCCESS;
+  try {
+    const kernel_table* k = kernels_of(device);
+    const int64_t items = int64_t(p.batch) * p.hv;
+    const int threads = threads_for(items, double(items) * p.tokens * p.dk * p.dv);
+    float* scratch = alloc_scratch(k->decode_scratch_floats(p), threads);
+    if (!scratch) return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_decode_run: out of host memory for scratch");
+    k->decode(p, threads, scratch);
+    free(scratch);
+  } catch (const std::bad_alloc&) {
+    return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_decode_run: out of host memory");
+  } catch (...) {
+    return set_error(DK_STATUS_INTERNAL, "dk_decode_run: unexpected exception in the CPU backend");
+  }
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status prefill_query(device_handle* device, const prefill_problem& p, const char** out_name) {
+  dk_status s = check_shape("dk_prefill", p.hq, p.hv, p.dk, p.dv);
+  if (s != DK_STATUS_SUCCESS) return s;
+  if (p.num_seqs < 0 || p.num_tokens < 0)
+    return set_error(DK_STATUS_INVALID_ARGUMENT, "dk_prefill: N = %lld, Ntok = %lld",
+                     static_cast<long long>(p.num_seqs), static_cast<long long>(p.num_tokens));
+  *out_name = kernels_of(device)->prefill_name;
+  return DK_STATUS_SUCCESS;
+}
+
+// The CPU allocates its scratch itself: no caller workspace.
+dk_status prefill_workspace(device_handle*, const prefill_problem&, size_t* out_bytes) {
+  *out_bytes = 0;
+  return DK_STATUS_SUCCESS;
+}
+
+dk_status prefill_run(device_handle* device, const prefill_problem& p, void*, size_t, void*) {
+  const char* name = nullptr;
+  dk_status s = prefill_query(device, p, &name);
+  if (s != DK_STATUS_SUCCESS) return s;
+  if (p.num_seqs == 0 || !p.cu_seqlens.data) return DK_STATUS_SUCCESS;
+  try {
+    const kernel_table* k = kernels_of(device);
+    const int threads = threads_for(p.num_seqs * p.hv, double(p.num_tokens + p.num_seqs) * p.hv * p.dk * p.dv * 4.0);
+    float* scratch = alloc_scratch(k->prefill_scratch_floats(p), threads);
+    if (!scratch) return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_prefill_run: out of host memory for scratch");
+    k->prefill(p, threads, scratch);
+    free(scratch);
+  } catch (const std::bad_alloc&) {
+    return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_prefill_run: out of host memory");
+  } catch (...) {
+    return set_error(DK_STATUS_INTERNAL, "dk_prefill_run: unexpected exception in the CPU backend");
+  }
+  return DK_STATUS_SUCCESS;
+}
+
+}  // namespace
+}  // namespace dk::cpu
+
+const dk::backend_vtable dk_cpu_backend = {
+    .id = DK_BACKEND_CPU,
+    .name = "cpu",
+    .device_count = dk::cpu::device_count,
+    .device_open = dk::cpu::device_open,
+    .device_close = dk::cpu::device_close,
+    .mem_alloc = dk::cpu::mem_alloc,
+    .mem_free = dk::cpu::mem_free,
+    .mem_copy = dk::cpu::mem_copy,
+    .mem_set = dk::cpu::mem_set,
+    .stream_create = dk::cpu::stream_create,
+    .stream_destroy = dk::cpu::stream_destroy,
+    .stream_sync = dk::cpu::stream_sync,
+    .device_sync = dk::cpu::device_sync,
+    .decode_query = dk::cpu::decode_query,
+    .decode_run = dk::cpu::decode_run,
+    .prefill_query = dk::cpu::prefill_query,
+    .prefill_workspace = dk::cpu::prefill_workspace,
+    .prefill_run = dk::cpu::prefill_run,
+};
