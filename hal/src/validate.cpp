@@ -112,8 +112,20 @@ struct checker {
                          name, d, static_cast<long long>(s),
                          static_cast<unsigned long long>(kRowAlignment));
       out->stride[d] = must_be_compact ? compact : s;
-      compact *= t->shape[d] > 0 ? t->shape[d] : 1;
+      if (__builtin_mul_overflow(compact, t->shape[d] > 0 ? t->shape[d] : 1, &compact))
+        return fail(DK_STATUS_INVALID_ARGUMENT, name, "shape is too large: its size overflows int64");
     }
+    // The furthest element must be addressable: sum((shape-1) * stride) * size fits in int64.
+    int64_t extent = 0;
+    for (int d = 0; d < ndim; ++d) {
+      int64_t step = 0;
+      if (t->shape[d] > 1 &&
+          (__builtin_mul_overflow(t->shape[d] - 1, out->stride[d], &step) ||
+           __builtin_add_overflow(extent, step, &extent)))
+        return fail(DK_STATUS_INVALID_ARGUMENT, name, "shape and strides address more than int64 elements");
+    }
+    if (__builtin_mul_overflow(extent + 1, int64_t{dtype_size(type)}, &extent))
+      return fail(DK_STATUS_INVALID_ARGUMENT, name, "shape and strides address more than int64 bytes");
     uint64_t address = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset;
     if (need_data && !t->data) return fail(DK_STATUS_INVALID_ARGUMENT, name, "data is NULL");
     uint64_t align = row_aligned ? kRowAlignment : static_cast<uint64_t>(dtype_size(type));
@@ -149,6 +161,16 @@ struct checker {
     dk_status dk_try_status_ = (expr);                \
     if (dk_try_status_ != DK_STATUS_SUCCESS) return dk_try_status_; \
   } while (0)
+
+// k, v and out must share q's dtype; the message names the first that does not.
+template <class Problem>
+dk_status same_dtype_as_q(const char* op, const Problem& p) {
+  for (auto [name, o] : {std::pair{"k", &p.k}, std::pair{"v", &p.v}, std::pair{"out", &p.out}})
+    if (o->type != p.q.type)
+      return set_error(DK_STATUS_INVALID_ARGUMENT, "%s: %s: dtype %s differs from q's (%s)", op,
+                       name, dtype_name(o->type), dtype_name(p.q.type));
+  return DK_STATUS_SUCCESS;
+}
 
 dk_status check_config(const char* op, const dk_config* c, int64_t head_k, rule* r) {
   if (!c) return set_error(DK_STATUS_INVALID_ARGUMENT, "%s: config is NULL", op);
@@ -276,9 +298,7 @@ dk_status validate_decode(const dk_device& device, const dk_config* config,
   DK_TRY(c.tensor(a->k, "k", 4, kActivations, 1, true, false, &p->k));
   DK_TRY(c.tensor(a->v, "v", 4, kActivations, 1, true, false, &p->v));
   DK_TRY(c.tensor(a->out, "out", 4, kActivations, 1, true, true, &p->out));
-  if (p->k.type != p->q.type || p->v.type != p->q.type || p->out.type != p->q.type)
-    return set_error(DK_STATUS_INVALID_ARGUMENT, "%s: k/v/out: dtypes must all equal q's (%s)", c.op,
-                     dtype_name(p->q.type));
+  DK_TRY(same_dtype_as_q(c.op, *p));
   for (int d = 0; d < 4; ++d) DK_TRY(c.dim(a->k, "k", d, a->q->shape[d], "the same dim of q"));
   const int64_t HV = a->v->shape[2], V = a->v->shape[3];
   DK_TRY(c.dim(a->v, "v", 0, B, "B (q)"));
@@ -317,9 +337,7 @@ dk_status validate_prefill(const dk_device& device, const dk_config* config,
   DK_TRY(c.tensor(a->k, "k", 3, kActivations, 1, true, false, &p->k));
   DK_TRY(c.tensor(a->v, "v", 3, kActivations, 1, true, false, &p->v));
   DK_TRY(c.tensor(a->out, "out", 3, kActivations, 1, true, true, &p->out));
-  if (p->k.type != p->q.type || p->v.type != p->q.type || p->out.type != p->q.type)
-    return set_error(DK_STATUS_INVALID_ARGUMENT, "%s: k/v/out: dtypes must all equal q's (%s)", c.op,
-                     dtype_name(p->q.type));
+  DK_TRY(same_dtype_as_q(c.op, *p));
   for (int d = 0; d < 3; ++d) DK_TRY(c.dim(a->k, "k", d, a->q->shape[d], "the same dim of q"));
   const int64_t HV = a->v->shape[1], V = a->v->shape[2];
   DK_TRY(c.dim(a->v, "v", 0, Ntok, "Ntok (q)"));
@@ -343,7 +361,9 @@ dk_status validate_prefill(const dk_device& device, const dk_config* config,
   const int64_t seq_dims[1] = {N + 1};
   const char* const seq_names[] = {"num_seqs + 1"};
   DK_TRY(check_indices(c, a->cu_seqlens, "cu_seqlens", 1, seq_dims, seq_names, true, &p->cu_seqlens));
-  if (a->max_seqlen < 0 || a->max_seqlen > Ntok || (Ntok > 0 && a->max_seqlen * N < Ntok))
+  int64_t covered = 0;  // max_seqlen * N, the most tokens N sequences can hold
+  if (__builtin_mul_overflow(a->max_seqlen, N, &covered)) covered = INT64_MAX;
+  if (a->max_seqlen < 0 || a->max_seqlen > Ntok || (Ntok > 0 && covered < Ntok))
     return set_error(DK_STATUS_INVALID_ARGUMENT,
                      "%s: max_seqlen = %lld is inconsistent with num_tokens = %lld over num_seqs = %lld",
                      c.op, static_cast<long long>(a->max_seqlen), static_cast<long long>(Ntok),

@@ -1,10 +1,12 @@
 // Long sequences: errors must not accumulate over 65536 tokens (SPEC §6). Few heads, so the
 // fp64 golden stays cheap enough for every backend, the CPU included.
 #include "harness.hpp"
-#include "long_cases.hpp"
 
 namespace dkc {
+namespace {
 
+// Runs `spec` once per io dtype in `ios`, all on the same bf16-representable inputs, against a
+// single golden run (the golden dominates the cost of long cases).
 void check_prefill_shared_inputs(prefill_spec spec, const std::vector<dt>& ios) {
   // The bf16 problem's rounded inputs are exact in every io dtype, so one golden serves all.
   spec.types.io = dt::bf16;
@@ -44,8 +46,6 @@ void check_prefill_shared_inputs(prefill_spec spec, const std::vector<dt>& ios) 
     CHECK(v.changed_bytes == 0);
   }
 }
-
-namespace {
 
 TEST_CASE("prefill: long sequence of 65536 tokens") {
   prefill_spec s;

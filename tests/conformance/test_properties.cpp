@@ -66,10 +66,6 @@ void contaminate_tokens(activations& act, const rule_spec& rule, const head_spec
   rows(act.beta, h.HV, NAN);
 }
 
-void fill_slot_nan(tensor& pool, const rule_spec& rule, const head_spec& h, std::int64_t slot) {
-  poison_slot(pool, rule, h, slot);
-}
-
 TEST_CASE("decode: determinism") {
   decode_spec s;
   s.B = 6;
@@ -136,7 +132,7 @@ TEST_CASE("decode: isolation") {
 
     restore_snapshot(buffers, before);
     contaminate_tokens(p.act, s.rule, s.heads, std::int64_t(bad) * s.T, s.T);
-    fill_slot_nan(p.pool, s.rule, s.heads, p.read_slot[bad]);
+    poison_slot(p.pool, s.rule, s.heads, p.read_slot[bad]);
     DK_REQUIRE_OK(run_decode(p));
     const snapshot dirty = take_snapshot(buffers);
 
@@ -171,7 +167,7 @@ TEST_CASE("prefill: isolation") {
 
     restore_snapshot(buffers, before);
     contaminate_tokens(p.act, s.rule, s.heads, p.cu[bad], s.lens[bad]);
-    fill_slot_nan(p.pool, s.rule, s.heads, p.initial_slot[bad]);
+    poison_slot(p.pool, s.rule, s.heads, p.initial_slot[bad]);
     DK_REQUIRE_OK(run_prefill(p));
     const snapshot dirty = take_snapshot(buffers);
 

@@ -59,8 +59,12 @@ class fuzzer {
     if (coin(3)) {  // explicit strides: compact inner dim, padded outer dims
       int64_t s = 1;
       for (int d = ndim - 1; d >= 0; --d) {
-        t.strides[d] = bad(10) ? extent(s) : d == ndim - 1 ? 1 : s * (1 + pick(2));
-        s = t.strides[d] * (t.shape[d] > 0 ? t.shape[d] : 1);
+        t.strides[d] = bad(10) ? extent(s)
+                     : d == ndim - 1 ? 1
+                                     : static_cast<int64_t>(static_cast<uint64_t>(s) * (1 + pick(2)));
+        // Hostile extents may overflow: wrap (unsigned) like a careless engine would.
+        s = static_cast<int64_t>(static_cast<uint64_t>(t.strides[d]) *
+                                 static_cast<uint64_t>(t.shape[d] > 0 ? t.shape[d] : 1));
       }
       t.view.strides = t.strides;
     } else {

@@ -13,6 +13,13 @@
  *    NULL = the default stream).
  *  - An invalid call returns an error before any kernel runs and writes
  *    nothing: the state pool and the outputs stay bit-for-bit unchanged.
+ *  - Strides: every operand may be a strided view (strides >= 0; outputs never
+ *    0 where the dim is > 1). The last dim of q, k, v, out and per-key gates,
+ *    and the two innermost dims of states, must be contiguous. Kernels load
+ *    16-byte vectors along rows, so q, k, v, out, state_pool and final_state
+ *    need data + byte_offset aligned to 16 bytes and outer strides that are
+ *    multiples of 16 bytes (compact tensors with head dims that are multiples
+ *    of 16 always are). Other operands need element alignment only.
  */
 #ifndef DELTAKIT_DELTAKIT_H
 #define DELTAKIT_DELTAKIT_H
