@@ -1,0 +1,809 @@
+// dk_cuda_decode_check: the CUDA decode through the public C API, checked
+// against the fp64 reference (reference/), then timed on the standard decode
+// workloads of SPEC §7.
+//
+//   dk_cuda_decode_check [--check] [--bench] [--small] [--only WORKLOAD]
+//     --check  correctness matrix (default: both --check and --bench)
+//     --bench  timings: median of event-timed calls, state slots rotated
+//              through a pool larger than L2
+//     --small  a short subset of the matrix (for compute-sanitizer)
+//     --only   one timing workload, e.g. qwen3next/b128/t1/f32/klast/scalar
+//              (for a profiler)
+//
+// Exit status: 0 all good, 1 a check failed, 77 no CUDA device.
+//
+// Events come from the driver API loaded with dlopen: the process keeps the one
+// CUDA runtime linked into deltakit, and the tool starts without a driver.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "deltakit/deltakit.h"
+#include "dk_ref/reference.hpp"
+
+namespace {
+
+// The driver entry points used for timing (cuda.h maps some names to
+// versioned symbols; stringizing the expanded macro finds the right one).
+#define DK_CU_FUNCS(X)                                                                   \
+  X(cuInit) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy)    \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+#define DK_STR2(x) #x
+#define DK_STR(x) DK_STR2(x)
+struct driver_api {
+#define DK_MEMBER(fn) decltype(&::fn) fn = nullptr;
+  DK_CU_FUNCS(DK_MEMBER)
+#undef DK_MEMBER
+  bool load() {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+#define DK_LOAD(fn)                                               \
+  fn = reinterpret_cast<decltype(fn)>(dlsym(lib, DK_STR(fn)));    \
+  if (!fn) return false;
+    DK_CU_FUNCS(DK_LOAD)
+#undef DK_LOAD
+    return true;
+  }
+};
+driver_api cu;
+
+enum class elem { f32, bf16, f16 };
+const char* elem_name(elem e) { return e == elem::f32 ? "f32" : e == elem::bf16 ? "bf16" : "f16"; }
+size_t elem_size(elem e) { return e == elem::f32 ? 4 : 2; }
+dk_dtype dtype_of(elem e) {
+  if (e == elem::f32) return {DK_DTYPE_CODE_FLOAT, 32, 1};
+  if (e == elem::bf16) return {DK_DTYPE_CODE_BFLOAT, 16, 1};
+  return {DK_DTYPE_CODE_FLOAT, 16, 1};
+}
+
+// ---- host float <-> 16-bit conversions (round to nearest even) ----
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t to_bf16(float f) {
+  uint32_t u = bits_of(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+float from_bf16(uint16_t h) { return float_of(uint32_t(h) << 16); }
+uint16_t to_f16(float f) {
+  const uint32_t x = bits_of(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t mag = x & 0x7fffffffu;
+  if (mag >= 0x7f800000u) return uint16_t(sign | 0x7c00u | (mag > 0x7f800000u ? 0x200u : 0u));
+  if (mag >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // rounds to inf
+  if (mag < 0x38800000u) {                                   // subnormal half
+    const float r = float_of(mag) * 16777216.0f;             // * 2^24
+    return uint16_t(sign | uint32_t(std::nearbyint(r)));
+  }
+  mag += 0xfffu + ((mag >> 13) & 1u);
+  return uint16_t(sign | ((mag - 0x38000000u) >> 13));
+}
+float from_f16(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1f, m = h & 0x3ffu;
+  if (e == 0) return (sign ? -1.f : 1.f) * std::ldexp(float(m), -24);
+  if (e == 31) return float_of(sign | 0x7f800000u | (m << 13));
+  return float_of(sign | ((e + 112) << 23) | (m << 13));
+}
+
+// A host array in one storage dtype, plus read/write as double.
+struct host_array {
+  elem type = elem::f32;
+  std::vector<uint8_t> bytes;
+  void resize(elem t, size_t n) {
+    type = t;
+    bytes.assign(n * elem_size(t), 0);
+  }
+  size_t size() const { return bytes.size() / elem_size(type); }
+  void set(size_t i, double x) {  // stores the value rounded to the dtype
+    if (type == elem::f32) {
+      const float f = float(x);
+      std::memcpy(&bytes[4 * i], &f, 4);
+    } else {
+      const uint16_t h = type == elem::bf16 ? to_bf16(float(x)) : to_f16(float(x));
+      std::memcpy(&bytes[2 * i], &h, 2);
+    }
+  }
+  double get(size_t i) const {
+    if (type == elem::f32) {
+      float f;
+      std::memcpy(&f, &bytes[4 * i], 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, &bytes[2 * i], 2);
+    return type == elem::bf16 ? from_bf16(h) : from_f16(h);
+  }
+};
+
+// ---- C API helpers ----
+dk_context* g_ctx = nullptr;
+void* g_stream = nullptr;
+
+bool ok(dk_status s, const char* what) {
+  if (s == DK_STATUS_SUCCESS) return true;
+  std::printf("  FAIL %s: %s: %s\n", what, dk_status_string(s), dk_last_error());
+  return false;
+}
+
+struct device_buffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  device_buffer() = default;
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+  ~device_buffer() {
+    if (ptr) dk_free(g_ctx, ptr);
+  }
+  bool alloc(size_t n) {
+    bytes = n;
+    return ok(dk_malloc(g_ctx, n ? n : 1, &ptr), "dk_malloc");
+  }
+  bool upload(const void* src, size_t n) {
+    return ok(dk_memcpy(g_ctx, ptr, src, n, DK_COPY_HOST_TO_DEVICE, g_stream), "upload");
+  }
+  bool download(void* dst, size_t n) {
+    return ok(dk_memcpy(g_ctx, dst, ptr, n, DK_COPY_DEVICE_TO_HOST, g_stream), "download");
+  }
+};
+
+// A tensor view whose shape/strides live inside it (do not copy after use).
+struct view {
+  int64_t shape[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0};
+  dk_tensor t{};
+  void set(void* data, dk_dtype dt, std::initializer_list<int64_t> shp,
+           std::initializer_list<int64_t> str, uint64_t byte_offset = 0) {
+    int n = 0;
+    for (int64_t s : shp) shape[n++] = s;
+    int m = 0;
+    for (int64_t s : str) strides[m++] = s;
+    t.data = data;
+    t.device = {DK_DEVICE_CUDA, 0};
+    t.ndim = n;
+    t.dtype = dt;
+    t.shape = shape;
+    t.strides = strides;
+    t.byte_offset = byte_offset;
+  }
+};
+
+// ---- one correctness case ----
+struct case_desc {
+  std::string name;
+  int B, T, HQ, HV, K, V;
+  dk_gate_kind gate = DK_GATE_SCALAR;
+  bool raw = false, logit = false, l2norm = false;
+  dk_state_layout layout = DK_STATE_K_LAST;
+  elem io = elem::f32, state = elem::f32, gates = elem::f32;
+  bool idx64 = false;
+  bool padding = false;      // some sequences -1 / out of range
+  bool out_slots = false;    // separate write slots
+  bool token_slots = false;  // per-token write slots
+  bool strided = false;      // padded token strides and pool strides
+  bool misaligned = false;   // pool head stride breaks 16-byte alignment
+  float scale = 0.f;
+};
+
+double tolerance(const case_desc& c) {
+  if (c.state != elem::f32) return 2e-2;
+  if (c.io != elem::f32 || c.gates != elem::f32) return 5e-3;
+  return 1e-4;
+}
+
+struct sums {
+  double diff = 0, norm = 0;
+  void add(double x, double ref) {
+    diff += (x - ref) * (x - ref);
+    norm += ref * ref;
+  }
+  double rel() const { return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff); }
+};
+
+bool run_case(const case_desc& c, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto U = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  std::normal_distribution<double> N01(0.0, 1.0);
+  const int B = c.B, T = c.T, HQ = c.HQ, HV = c.HV, K = c.K, V = c.V;
+  const int gw = c.gate == DK_GATE_PER_KEY ? K : 1;
+  const bool k_last = c.layout == DK_STATE_K_LAST;
+
+  // Slots: sequence b reads slot 1 + b*(T+2); writes go to slots after it.
+  const int64_t per = T + 2;
+  const int64_t P = 1 + B * per + 1;
+  std::vector<int64_t> idx(B), out_idx(B, -1), tok_idx(size_t(B) * T, -1);
+  for (int b = 0; b < B; ++b) {
+    idx[b] = 1 + b * per;
+    if (c.padding && b % 3 == 2) idx[b] = (b % 2) ? -1 : P + 7;  // -1, or out of range
+    if (c.out_slots) out_idx[b] = (b % 4 == 3) ? -1 : idx[b] + 1;
+    if (c.token_slots)
+      for (int t = 0; t < T; ++t) tok_idx[size_t(b) * T + t] = (t % 3 == 1) ? -1 : 1 + b * per + 1 + t;
+  }
+
+  // Strides (elements).
+  const int64_t qrow = int64_t(HQ) * K + (c.strided ? 24 : 0);
+  const int64_t vrow = int64_t(HV) * V + (c.strided ? 40 : 0);
+  const int64_t d1 = k_last ? V : K, d2 = k_last ? K : V;
+  const int64_t head_stride = d1 * d2 + (c.misaligned ? 4 : c.strided ? 64 : 0);
+  const int64_t slot_stride = HV * head_stride + (c.strided ? 128 : 0);
+
+  host_array q, k, v, out, g, beta, alog, dtb, pool;
+  q.resize(c.io, size_t(B) * T * qrow);
+  k.resize(c.io, size_t(B) * T * qrow);
+  v.resize(c.io, size_t(B) * T * vrow);
+  out.resize(c.io, size_t(B) * T * vrow);
+  g.resize(c.gates, size_t(B) * T * HV * gw);
+  beta.resize(c.gates, size_t(B) * T * HV);
+  alog.resize(c.gates, HV);
+  dtb.resize(c.gates, size_t(HV) * gw);
+  pool.resize(c.state, size_t(P) * slot_stride);
+  for (size_t i = 0; i < pool.size(); ++i) pool.set(i, U(-0.5, 0.5));
+  for (size_t i = 0; i < q.size(); ++i) q.set(i, U(-1, 1));
+  for (size_t i = 0; i < v.size(); ++i) v.set(i, U(-1, 1));
+  for (size_t i = 0; i < k.size(); ++i) k.set(i, U(-1, 1));
+  if (!c.l2norm) {  // keys of norm U(0.5, 1) keep the recurrence bounded, as normalised keys do
+    for (int64_t r = 0; r < int64_t(B) * T * HQ; ++r) {
+      const size_t base = size_t(r / HQ) * qrow + size_t(r % HQ) * K;
+      double n2 = 0;
+      for (int i = 0; i < K; ++i) n2 += k.get(base + i) * k.get(base + i);
+      const double f = U(0.5, 1.0) / std::sqrt(n2);
+      for (int i = 0; i < K; ++i) k.set(base + i, k.get(base + i) * f);
+    }
+  }
+  for (size_t i = 0; i < g.size(); ++i) g.set(i, c.raw ? N01(rng) : U(-0.5, -0.01));
+  for (size_t i = 0; i < beta.size(); ++i) beta.set(i, c.logit ? U(-4, 4) : U(0.02, 0.98));
+  for (size_t i = 0; i < alog.size(); ++i) alog.set(i, U(-1, 1));
+  for (size_t i = 0; i < dtb.size(); ++i) dtb.set(i, U(-1, 1));
+  for (size_t i = 0; i < out.size(); ++i) out.set(i, NAN);  // poison
+
+  // Device copies.
+  device_buffer dq, dk_, dv, dout, dg, dbeta, dalog, ddtb, dpool, didx, doidx, dtidx;
+  auto up = [&](device_buffer& d, const host_array& h) {
+    return d.alloc(h.bytes.size()) && d.upload(h.bytes.data(), h.bytes.size());
+  };
+  auto up_idx = [&](device_buffer& d, const std::vector<int64_t>& x) {
+    if (c.idx64) return d.alloc(x.size() * 8) && d.upload(x.data(), x.size() * 8);
+    std::vector<int32_t> y(x.begin(), x.end());
+    return d.alloc(y.size() * 4) && d.upload(y.data(), y.size() * 4);
+  };
+  if (!(up(dq, q) && up(dk_, k) && up(dv, v) && up(dout, out) && up(dg, g) && up(dbeta, beta) &&
+        up(dalog, alog) && up(ddtb, dtb) && up(dpool, pool) && up_idx(didx, idx) &&
+        up_idx(doidx, out_idx) && up_idx(dtidx, tok_idx)))
+    return false;
+
+  const dk_dtype io = dtype_of(c.io), gt = dtype_of(c.gates), st = dtype_of(c.state);
+  const dk_dtype it = c.idx64 ? dk_dtype{DK_DTYPE_CODE_INT, 64, 1} : dk_dtype{DK_DTYPE_CODE_INT, 32, 1};
+  view vq, vk, vv, vout, vg, vbeta, valog, vdtb, vpool, vidx, voidx, vtidx;
+  vq.set(dq.ptr, io, {B, T, HQ, K}, {T * qrow, qrow, K, 1});
+  vk.set(dk_.ptr, io, {B, T, HQ, K}, {T * qrow, qrow, K, 1});
+  vv.set(dv.ptr, io, {B, T, HV, V}, {T * vrow, vrow, V, 1});
+  vout.set(dout.ptr, io, {B, T, HV, V}, {T * vrow, vrow, V, 1});
+  if (gw == 1) vg.set(dg.ptr, gt, {B, T, HV}, {int64_t(T) * HV, HV, 1});
+  else vg.set(dg.ptr, gt, {B, T, HV, K}, {int64_t(T) * HV * K, int64_t(HV) * K, K, 1});
+  vbeta.set(dbeta.ptr, gt, {B, T, HV}, {int64_t(T) * HV, HV, 1});
+  valog.set(dalog.ptr, gt, {HV}, {1});
+  if (gw == 1) vdtb.set(ddtb.ptr, gt, {HV}, {1});
+  else vdtb.set(ddtb.ptr, gt, {HV, K}, {K, 1});
+  vpool.set(dpool.ptr, st, {P, HV, d1, d2}, {slot_stride, head_stride, d2, 1});
+  vidx.set(didx.ptr, it, {B}, {1});
+  voidx.set(doidx.ptr, it, {B}, {1});
+  vtidx.set(dtidx.ptr, it, {B, T}, {T, 1});
+
+  dk_config cfg{};
+  cfg.gate_kind = c.gate;
+  cfg.gate_form = c.raw ? DK_GATE_RAW : DK_GATE_LOG;
+  cfg.beta_form = c.logit ? DK_BETA_LOGIT : DK_BETA_PROB;
+  cfg.state_layout = c.layout;
+  cfg.qk_l2norm = c.l2norm;
+  cfg.scale = c.scale;
+  dk_decode_args a{};
+  a.q = &vq.t;
+  a.k = &vk.t;
+  a.v = &vv.t;
+  a.g = c.gate == DK_GATE_NONE ? nullptr : &vg.t;
+  a.beta = &vbeta.t;
+  a.A_log = c.raw ? &valog.t : nullptr;
+  a.dt_bias = c.raw ? &vdtb.t : nullptr;
+  a.state_pool = &vpool.t;
+  a.state_indices = &vidx.t;
+  a.state_out_indices = c.out_slots ? &voidx.t : nullptr;
+  a.state_token_indices = c.token_slots ? &vtidx.t : nullptr;
+  a.out = &vout.t;
+
+  const char* impl = nullptr;
+  dk_status s = dk_decode_query(g_ctx, &cfg, &a, &impl);
+  if (c.misaligned && s == DK_STATUS_INVALID_ARGUMENT) {
+    std::printf("  ok   %-44s rejected by validation: %s\n", c.name.c_str(), dk_last_error());
+    return true;
+  }
+  if (s == DK_STATUS_UNSUPPORTED) {
+    std::printf("  skip %-44s unsupported: %s\n", c.name.c_str(), dk_last_error());
+    return true;
+  }
+  if (!ok(s, "dk_decode_query")) return false;
+  if (!ok(dk_decode_run(g_ctx, &cfg, &a, g_stream), "dk_decode_run")) return false;
+  if (!ok(dk_stream_synchronize(g_ctx, g_stream), "dk_stream_synchronize")) return false;
+  host_array got_out = out, got_pool = pool;
+  if (!dout.download(got_out.bytes.data(), got_out.bytes.size())) return false;
+  if (!dpool.download(got_pool.bytes.data(), got_pool.bytes.size())) return false;
+
+  // Reference, sequence by sequence, token by token.
+  dk_ref::config rc;
+  rc.gate = c.gate == DK_GATE_NONE ? dk_ref::gate_kind::none
+            : c.gate == DK_GATE_SCALAR ? dk_ref::gate_kind::scalar
+                                       : dk_ref::gate_kind::per_key;
+  rc.gate_raw = c.raw;
+  rc.beta_logit = c.logit;
+  rc.qk_l2norm = c.l2norm;
+  rc.scale = c.scale;
+  const dk_ref::dims dims{HQ, HV, K, V};
+  std::vector<bool> written(P, false);
+  std::vector<std::vector<double>> expect_slot(P);
+  sums out_err, state_err;
+  bool zero_ok = true, finite = true;
+  auto state_at = [&](const host_array& h, int64_t slot, int hh, int i, int j) {  // S[i key][j value]
+    const size_t at = size_t(slot * slot_stride + hh * head_stride) +
+                      (k_last ? size_t(j) * K + i : size_t(i) * V + j);
+    return h.get(at);
+  };
+  for (int b = 0; b < B; ++b) {
+    const bool pad = idx[b] < 0 || idx[b] >= P;
+    if (pad) {
+      for (int t = 0; t < T; ++t)
+        for (int hh = 0; hh < HV; ++hh)
+          for (int j = 0; j < V; ++j)
+            if (got_out.get(size_t(b) * T * vrow + size_t(t) * vrow + size_t(hh) * V + j) != 0.0)
+              zero_ok = false;
+      continue;
+    }
+    std::vector<double> S(size_t(HV) * K * V);
+    for (int hh = 0; hh < HV; ++hh)
+      for (int i = 0; i < K; ++i)
+        for (int j = 0; j < V; ++j) S[(size_t(hh) * K + i) * V + j] = state_at(pool, idx[b], hh, i, j);
+    std::vector<double> qd(size_t(HQ) * K), kd(size_t(HQ) * K), vd(size_t(HV) * V),
+        gd(size_t(HV) * gw), bd(HV), ad(HV), dd(size_t(HV) * gw), od(size_t(HV) * V);
+    for (int hh = 0; hh < HV; ++hh) ad[hh] = alog.get(hh);
+    for (size_t i = 0; i < dd.size(); ++i) dd[i] = dtb.get(i);
+    for (int t = 0; t < T; ++t) {
+      const size_t qbase = size_t(b) * T * qrow + size_t(t) * qrow;
+      const size_t vbase = size_t(b) * T * vrow + size_t(t) * vrow;
+      for (size_t i = 0; i < qd.size(); ++i) qd[i] = q.get(qbase + i), kd[i] = k.get(qbase + i);
+      for (size_t i = 0; i < vd.size(); ++i) vd[i] = v.get(vbase + i);
+      for (size_t i = 0; i < gd.size(); ++i) gd[i] = g.get((size_t(b) * T + t) * HV * gw + i);
+      for (int hh = 0; hh < HV; ++hh) bd[hh] = beta.get((size_t(b) * T + t) * HV + hh);
+      const dk_ref::sequence seq{1, qd.data(), kd.data(), vd.data(), gd.data(), bd.data(), ad.data(), dd.data()};
+      dk_ref::recurrent(rc, dims, seq, S.data(), od.data());
+      for (int hh = 0; hh < HV; ++hh)
+        for (int j = 0; j < V; ++j) {
+          const double x = got_out.get(vbase + size_t(hh) * V + j);
+          if (!std::isfinite(x)) finite = false;
+          out_err.add(x, od[size_t(hh) * V + j]);
+        }
+      if (c.token_slots) {
+        const int64_t ts = tok_idx[size_t(b) * T + t];
+        if (ts >= 0) written[ts] = true, expect_slot[ts] = S;
+      }
+    }
+    if (!c.token_slots) {
+      const int64_t os = c.out_slots ? out_idx[b] : idx[b];
+      if (os >= 0 && os < P) written[os] = true, expect_slot[os] = S;
+    }
+  }
+  bool untouched = true;
+  for (int64_t sl = 0; sl < P; ++sl) {
+    if (!written[sl]) {
+      const size_t lo = size_t(sl * slot_stride) * elem_size(c.state);
+      const size_t hi = std::min(got_pool.bytes.size(), size_t((sl + 1) * slot_stride) * elem_size(c.state));
+      if (std::memcmp(&got_pool.bytes[lo], &pool.bytes[lo], hi - lo) != 0) untouched = false;
+      continue;
+    }
+    for (int hh = 0; hh < HV; ++hh)
+      for (int i = 0; i < K; ++i)
+        for (int j = 0; j < V; ++j) {
+          const double x = state_at(got_pool, sl, hh, i, j);
+          if (!std::isfinite(x)) finite = false;
+          state_err.add(x, expect_slot[sl][(size_t(hh) * K + i) * V + j]);
+        }
+  }
+  // Gaps between heads/slots (strided pools) must stay untouched as well.
+  if (c.strided || c.misaligned) {
+    for (int64_t sl = 0; sl < P; ++sl)
+      for (int hh = 0; hh <= HV; ++hh) {
+        const int64_t lo = sl * slot_stride + (hh < HV ? hh * head_stride + d1 * d2 : HV * head_stride);
+        const int64_t hi = hh < HV ? sl * slot_stride + (hh + 1) * head_stride : (sl + 1) * slot_stride;
+        for (int64_t e = lo; e < hi && e < int64_t(pool.size()); ++e)
+          if (std::memcmp(&got_pool.bytes[size_t(e) * elem_size(c.state)],
+                          &pool.bytes[size_t(e) * elem_size(c.state)], elem_size(c.state)) != 0)
+            untouched = false;
+      }
+  }
+  const double tol = tolerance(c);
+  const bool pass = finite && zero_ok && untouched && out_err.rel() < tol && state_err.rel() < tol;
+  std::printf("  %s %-44s %-28s out %.2e state %.2e (tol %.0e)%s%s%s\n", pass ? "ok  " : "FAIL",
+              c.name.c_str(), impl ? impl : "?", out_err.rel(), state_err.rel(), tol,
+              finite ? "" : " NON-FINITE", zero_ok ? "" : " PADDING-OUTPUT-NONZERO",
+              untouched ? "" : " UNWRITTEN-SLOT-CHANGED");
+  return pass;
+}
+
+std::vector<case_desc> check_cases(bool small) {
+  std::vector<case_desc> cs;
+  auto add = [&](case_desc c) { cs.push_back(c); };
+  // Qwen3-Next shaped, raw gates, beta logit, l2norm, bf16 io: the engine's call.
+  for (int T : {1, 2, 4, 16}) {
+    case_desc c{"gdn raw T=" + std::to_string(T) + " bf16io f32state", 5, T, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn log fp32 K=V=128 T=4 pad", 7, 4, 2, 4, 128, 128};
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn bf16 state T=2", 4, 2, 2, 4, 128, 128};
+    c.state = elem::bf16;
+    c.io = elem::bf16;
+    add(c);
+  }
+  {
+    case_desc c{"gdn fp16 state+io T=3 GVA4", 3, 3, 1, 4, 128, 128};
+    c.state = elem::f16;
+    c.io = elem::f16;
+    add(c);
+  }
+  {
+    case_desc c{"deltanet none K=V=64 fp32 idx64", 6, 2, 2, 2, 64, 64};
+    c.gate = DK_GATE_NONE;
+    c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"kda per-key raw K=V=128 T=4", 3, 4, 2, 2, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.logit = c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"kda per-key log vlast T=2", 3, 2, 2, 4, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    add(c);
+  }
+  {
+    case_desc c{"gdn vlast bf16 state T=4 out_slots", 5, 4, 2, 4, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.out_slots = true;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn token_slots T=4 strided", 4, 4, 2, 4, 128, 128};
+    c.token_slots = true;
+    c.strided = true;
+    c.raw = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn misaligned bf16 pool T=2", 3, 2, 2, 2, 128, 128};
+    c.state = elem::bf16;
+    c.misaligned = true;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=96 V=80 T=3", 3, 3, 1, 2, 96, 80};
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=256 V=256 per-key T=16 bf16 state", 2, 16, 1, 2, 256, 256};
+    c.gate = DK_GATE_PER_KEY;
+    c.state = elem::bf16;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=16 V=32 vlast T=5", 3, 5, 1, 1, 16, 32};
+    c.layout = DK_STATE_V_LAST;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=48 V=144 vlast f16 raw", 2, 2, 2, 2, 48, 144};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::f16;
+    c.raw = true;
+    add(c);
+  }
+  {
+    case_desc c{"K=64 V=128 vlast bf16 gates scale=0.3", 4, 2, 2, 4, 64, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.gates = elem::bf16;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"K=128 V=64 klast GVA2 T=16", 3, 16, 2, 4, 128, 64};
+    c.logit = true;
+    add(c);
+  }
+  {
+    case_desc c{"K=V=64 vlast bf16 state token_slots", 3, 3, 1, 2, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.token_slots = true;
+    add(c);
+  }
+  if (small) {  // the sanitizer subset: one of each kernel family, small shapes
+    std::vector<case_desc> sub;
+    for (size_t i : {size_t(1), size_t(4), size_t(7), size_t(9), size_t(10), size_t(11), size_t(12),
+                     size_t(13), size_t(15), size_t(17), size_t(19)})
+      if (i < cs.size()) sub.push_back(cs[i]);
+    for (auto& c : sub) c.B = std::min(c.B, 3);
+    return sub;
+  }
+  return cs;
+}
+
+// ---- benchmark ----
+struct bench_case {
+  const char* workload;
+  int B, T, HQ, HV, K, V;
+  elem state;
+  dk_state_layout layout = DK_STATE_K_LAST;
+  dk_gate_kind gate = DK_GATE_SCALAR;
+};
+
+// "qwen3next/b128/t1/f32/klast/scalar": the name --only selects.
+std::string label_of(const bench_case& c) {
+  return std::string(c.workload) + "/b" + std::to_string(c.B) + "/t" + std::to_string(c.T) + "/" +
+         elem_name(c.state) + (c.layout == DK_STATE_K_LAST ? "/klast/" : "/vlast/") +
+         (c.gate == DK_GATE_PER_KEY ? "per-key" : "scalar");
+}
+
+double measure_copy_gbps() {
+  const size_t bytes = size_t(1) << 30;
+  CUdeviceptr a = 0, b = 0;
+  if (cu.cuMemAlloc(&a, bytes) != CUDA_SUCCESS) return 0;
+  if (cu.cuMemAlloc(&b, bytes) != CUDA_SUCCESS) {
+    cu.cuMemFree(a);
+    return 0;
+  }
+  CUevent e0, e1;
+  cu.cuEventCreate(&e0, 0);
+  cu.cuEventCreate(&e1, 0);
+  std::vector<float> ms;
+  for (int i = 0; i < 12; ++i) {
+    cu.cuEventRecord(e0, CUstream(g_stream));
+    cu.cuMemcpyDtoDAsync(b, a, bytes, CUstream(g_stream));
+    cu.cuEventRecord(e1, CUstream(g_stream));
+    cu.cuEventSynchronize(e1);
+    float t = 0;
+    cu.cuEventElapsedTime(&t, e0, e1);
+    if (i >= 2) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  cu.cuEventDestroy(e0);
+  cu.cuEventDestroy(e1);
+  cu.cuMemFree(a);
+  cu.cuMemFree(b);
+  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+bool run_bench(const bench_case& c, double copy_gbps) {
+  const int B = c.B, T = c.T, HQ = c.HQ, HV = c.HV, K = c.K, V = c.V;
+  const bool k_last = c.layout == DK_STATE_K_LAST;
+  const size_t slot_elems = size_t(HV) * K * V;
+  const size_t slot_bytes = slot_elems * elem_size(c.state);
+  // Enough slots that consecutive calls touch different memory (pool >> 60 MB L2).
+  const int64_t P = std::max<int64_t>(B, int64_t((size_t(1) << 30) / slot_bytes));
+  const int iters = 60, warm = 10;
+  const int gw = c.gate == DK_GATE_PER_KEY ? K : 1;
+  std::mt19937_64 rng(42);
+  auto fill = [&](elem t, size_t n, double lo, double hi) {
+    host_array h;
+    h.resize(t, n);
+    std::uniform_real_distribution<double> u(lo, hi);
+    for (size_t i = 0; i < n; ++i) h.set(i, u(rng));
+    return h;
+  };
+  const elem io = elem::bf16;
+  host_array q = fill(io, size_t(B) * T * HQ * K, -1, 1), k = fill(io, size_t(B) * T * HQ * K, -1, 1),
+             v = fill(io, size_t(B) * T * HV * V, -1, 1), g = fill(elem::f32, size_t(B) * T * HV * gw, -2, 2),
+             beta = fill(elem::f32, size_t(B) * T * HV, -3, 3), alog = fill(elem::f32, HV, -1, 1),
+             dtb = fill(elem::f32, size_t(HV) * gw, -1, 1);
+  device_buffer dq, dk_, dv, dout, dg, dbeta, dalog, ddtb, dpool, didx;
+  auto up = [&](device_buffer& d, const host_array& h) {
+    return d.alloc(h.bytes.size()) && d.upload(h.bytes.data(), h.bytes.size());
+  };
+  if (!(up(dq, q) && up(dk_, k) && up(dv, v) && up(dg, g) && up(dbeta, beta) && up(dalog, alog) &&
+        up(ddtb, dtb) && dout.alloc(size_t(B) * T * HV * V * 2) && dpool.alloc(size_t(P) * slot_bytes)))
+    return false;
+  {  // random state: a bounded pattern is enough for timing (not zeros)
+    host_array chunk = fill(c.state, std::min<size_t>(size_t(P) * slot_elems, size_t(1) << 24), -0.5, 0.5);
+    for (size_t off = 0; off < size_t(P) * slot_bytes; off += chunk.bytes.size()) {
+      const size_t n = std::min(chunk.bytes.size(), size_t(P) * slot_bytes - off);
+      if (!ok(dk_memcpy(g_ctx, static_cast<char*>(dpool.ptr) + off, chunk.bytes.data(), n,
+                        DK_COPY_HOST_TO_DEVICE, g_stream), "pool fill"))
+        return false;
+    }
+  }
+  std::vector<int32_t> idx(size_t(iters + warm) * B);
+  for (int i = 0; i < iters + warm; ++i)
+    for (int b = 0; b < B; ++b) idx[size_t(i) * B + b] = int32_t((int64_t(i) * B + b) % P);
+  if (!(didx.alloc(idx.size() * 4) && didx.upload(idx.data(), idx.size() * 4))) return false;
+
+  const dk_dtype bt = dtype_of(io), ft = dtype_of(elem::f32);
+  view vq, vk, vv, vout, vg, vbeta, valog, vdtb, vpool, vidx;
+  vq.set(dq.ptr, bt, {B, T, HQ, K}, {int64_t(T) * HQ * K, int64_t(HQ) * K, K, 1});
+  vk.set(dk_.ptr, bt, {B, T, HQ, K}, {int64_t(T) * HQ * K, int64_t(HQ) * K, K, 1});
+  vv.set(dv.ptr, bt, {B, T, HV, V}, {int64_t(T) * HV * V, int64_t(HV) * V, V, 1});
+  vout.set(dout.ptr, bt, {B, T, HV, V}, {int64_t(T) * HV * V, int64_t(HV) * V, V, 1});
+  if (gw == 1) vg.set(dg.ptr, ft, {B, T, HV}, {int64_t(T) * HV, HV, 1});
+  else vg.set(dg.ptr, ft, {B, T, HV, K}, {int64_t(T) * HV * K, int64_t(HV) * K, K, 1});
+  vbeta.set(dbeta.ptr, ft, {B, T, HV}, {int64_t(T) * HV, HV, 1});
+  valog.set(dalog.ptr, ft, {HV}, {1});
+  if (gw == 1) vdtb.set(ddtb.ptr, ft, {HV}, {1});
+  else vdtb.set(ddtb.ptr, ft, {HV, K}, {K, 1});
+  const int64_t d1 = k_last ? V : K, d2 = k_last ? K : V;
+  vpool.set(dpool.ptr, dtype_of(c.state), {P, HV, d1, d2}, {int64_t(slot_elems), d1 * d2, d2, 1});
+  dk_config cfg{};
+  cfg.gate_kind = c.gate;
+  cfg.gate_form = DK_GATE_RAW;
+  cfg.beta_form = DK_BETA_LOGIT;
+  cfg.state_layout = c.layout;
+  cfg.qk_l2norm = 1;
+  dk_decode_args a{};
+  a.q = &vq.t;
+  a.k = &vk.t;
+  a.v = &vv.t;
+  a.g = &vg.t;
+  a.beta = &vbeta.t;
+  a.A_log = &valog.t;
+  a.dt_bias = &vdtb.t;
+  a.state_pool = &vpool.t;
+  a.state_indices = &vidx.t;
+  a.out = &vout.t;
+  vidx.set(didx.ptr, {DK_DTYPE_CODE_INT, 32, 1}, {B}, {1});
+  const char* impl = nullptr;
+  if (!ok(dk_decode_query(g_ctx, &cfg, &a, &impl), "bench query")) return false;
+
+  CUevent e0, e1;
+  cu.cuEventCreate(&e0, 0);
+  cu.cuEventCreate(&e1, 0);
+  std::vector<float> ms;
+  std::vector<double> host_us;
+  for (int i = 0; i < iters + warm; ++i) {
+    vidx.set(didx.ptr, {DK_DTYPE_CODE_INT, 32, 1}, {B}, {1}, uint64_t(i) * B * 4);
+    cu.cuEventRecord(e0, CUstream(g_stream));
+    const auto h0 = std::chrono::steady_clock::now();
+    const dk_status s = dk_decode_run(g_ctx, &cfg, &a, g_stream);
+    const auto h1 = std::chrono::steady_clock::now();
+    cu.cuEventRecord(e1, CUstream(g_stream));
+    if (!ok(s, "bench run")) return false;
+    cu.cuEventSynchronize(e1);
+    float t = 0;
+    cu.cuEventElapsedTime(&t, e0, e1);
+    if (i >= warm) {
+      ms.push_back(t);
+      host_us.push_back(std::chrono::duration<double, std::micro>(h1 - h0).count());
+    }
+  }
+  cu.cuEventDestroy(e0);
+  cu.cuEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  std::sort(host_us.begin(), host_us.end());
+  const double t_us = ms[ms.size() / 2] * 1e3;
+  const double bytes = 2.0 * B * slot_bytes + 2.0 * B * T * HQ * K * 2 + 2.0 * B * T * HV * V * 2 +
+                       double(B) * T * HV * (gw + 1) * 4;
+  const double gbps = bytes / (t_us * 1e-6) / 1e9;
+  std::printf("| %-9s | %4d | %2d | %-4s | %-5s | %-8s | %-30s | %9.2f | %8.1f | %8.1f | %5.1f%% | %6.2f |\n",
+              c.workload, B, T, elem_name(c.state), k_last ? "klast" : "vlast",
+              c.gate == DK_GATE_PER_KEY ? "per-key" : "scalar", impl, t_us, bytes / 1e6, gbps,
+              copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, host_us[host_us.size() / 2]);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool check = false, bench = false, small = false;
+  const char* only = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--check")) check = true;
+    else if (!std::strcmp(argv[i], "--bench")) bench = true;
+    else if (!std::strcmp(argv[i], "--small")) small = check = true;
+    else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i], bench = true;
+    else {
+      std::fprintf(stderr, "usage: %s [--check] [--bench] [--small] [--only WORKLOAD]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (!check && !bench) check = bench = true;
+
+  int32_t n = 0;
+  if (dk_device_count(DK_BACKEND_CUDA, &n) != DK_STATUS_SUCCESS || n == 0) {
+    std::printf("no CUDA device: skipped\n");
+    return 77;
+  }
+  if (!ok(dk_context_create(DK_BACKEND_CUDA, 0, &g_ctx), "dk_context_create")) return 1;
+  dk_device_info info;
+  dk_context_device_info(g_ctx, &info);
+  std::printf("device: %s | %s | arch %s | compiled %s | %d SMs | %.1f GiB | peak %.0f GB/s\n",
+              info.vendor, info.name, info.arch, info.compiled_archs, info.compute_units,
+              info.memory_bytes / 1073741824.0, info.peak_bandwidth_gbps);
+  if (!ok(dk_stream_create(g_ctx, &g_stream), "dk_stream_create")) return 1;
+
+  int failed = 0, total = 0;
+  if (check) {
+    std::printf("== decode correctness vs fp64 reference\n");
+    uint64_t seed = 1;
+    for (const case_desc& c : check_cases(small)) {
+      ++total;
+      if (!run_case(c, seed++)) ++failed;
+    }
+    std::printf("== %d/%d cases passed\n", total - failed, total);
+  }
+  CUcontext primary = nullptr;
+  if (bench && !cu.load()) {
+    std::printf("no CUDA driver library: timings skipped\n");
+  } else if (bench && cu.cuInit(0) == CUDA_SUCCESS && cu.cuDevicePrimaryCtxRetain(&primary, 0) == CUDA_SUCCESS &&
+      cu.cuCtxSetCurrent(primary) == CUDA_SUCCESS) {
+    const double copy = measure_copy_gbps();
+    std::printf("== decode timings (bf16 q/k/v/out, raw gates, beta logit, l2norm; median of 60 "
+                "event-timed calls; slots rotate through a >= 1 GiB pool)\n");
+    std::printf("device-to-device copy: %.0f GB/s (read + write)\n", copy);
+    std::printf("| workload  |    B |  T | S    | pool  | gate     | implementation                 |   time us |  MB moved |     GB/s |  %%copy | host us |\n");
+    std::printf("|-----------|------|----|------|-------|----------|--------------------------------|-----------|----------|----------|--------|---------|\n");
+    const bench_case cases[] = {
+        {"contest", 1, 1, 4, 8, 128, 128, elem::f32},
+        {"contest", 1, 1, 4, 8, 128, 128, elem::bf16},
+        {"qwen3next", 1, 1, 16, 32, 128, 128, elem::f32},
+        {"qwen3next", 8, 1, 16, 32, 128, 128, elem::f32},
+        {"qwen3next", 32, 1, 16, 32, 128, 128, elem::f32},
+        {"qwen3next", 128, 1, 16, 32, 128, 128, elem::f32},
+        {"qwen3next", 512, 1, 16, 32, 128, 128, elem::f32},
+        {"qwen3next", 1, 1, 16, 32, 128, 128, elem::bf16},
+        {"qwen3next", 8, 1, 16, 32, 128, 128, elem::bf16},
+        {"qwen3next", 32, 1, 16, 32, 128, 128, elem::bf16},
+        {"qwen3next", 128, 1, 16, 32, 128, 128, elem::bf16},
+        {"qwen3next", 512, 1, 16, 32, 128, 128, elem::bf16},
+        {"mtp", 32, 4, 16, 32, 128, 128, elem::f32},
+        {"mtp", 32, 4, 16, 32, 128, 128, elem::bf16},
+        {"mtp16", 32, 16, 16, 32, 128, 128, elem::f32},
+        {"vlast", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
+        {"vlast", 128, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_V_LAST},
+        {"kda", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+        {"kv64", 128, 1, 16, 32, 64, 64, elem::f32},
+    };
+    for (const bench_case& c : cases) {
+      if (only && label_of(c) != only) continue;
+      if (!run_bench(c, copy)) ++failed;
+    }
+  }
+  if (primary) cu.cuDevicePrimaryCtxRelease(0);
+  dk_stream_destroy(g_ctx, g_stream);
+  dk_context_destroy(g_ctx);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,196 @@
+// The only file in kernels/ that names vendor APIs. Kernels use dk:: names from
+// here, so the CUDA and HIP backends compile the very same sources.
+#pragma once
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
+#define DK_VENDOR_HIP 1
+#define DK_VENDOR_CUDA 0
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#else
+#define DK_VENDOR_HIP 0
+#define DK_VENDOR_CUDA 1
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#endif
+
+#include "arch.cuh"
+
+#define DK_DEVICE __device__ __forceinline__
+#define DK_HOST_DEVICE __host__ __device__ __forceinline__
+#include "amd.cuh"  // AMD-only pieces (gfx9 DPP reductions)
+
+namespace dk {
+
+// Lanes per warp (CUDA) or wavefront (AMD). Fixed per vendor so that host
+// launch code and device code agree: every AMD target deltakit builds for
+// (gfx9 / CDNA) runs 64-lane wavefronts. Never use the runtime `warpSize` in
+// constant expressions.
+#if DK_VENDOR_HIP
+inline constexpr int kWarpSize = 64;
+#else
+inline constexpr int kWarpSize = 32;
+#endif
+#if DK_ARCH_AMD
+static_assert(DK_WAVE64 == 1, "deltakit's AMD targets run 64-lane wavefronts");
+#endif
+
+// "cuda" or "hip": the prefix of implementation names.
+#if DK_VENDOR_HIP
+inline constexpr const char* kVendorName = "hip";
+#else
+inline constexpr const char* kVendorName = "cuda";
+#endif
+
+// ---- host side: errors, streams, launch attributes ----
+#if DK_VENDOR_HIP
+using gpu_error_t = hipError_t;
+using gpu_stream_t = hipStream_t;
+inline constexpr gpu_error_t gpu_success = hipSuccess;
+inline gpu_error_t gpu_last_error() { return hipGetLastError(); }
+inline const char* gpu_error_string(gpu_error_t e) { return hipGetErrorString(e); }
+inline const char* gpu_error_name(gpu_error_t e) { return hipGetErrorName(e); }
+// Lets `kernel` use more than the default 48 KB of dynamic shared memory.
+template <class Kernel>
+inline gpu_error_t gpu_set_max_dynamic_smem(Kernel* kernel, int bytes) {
+  return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                             hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+#else
+using gpu_error_t = cudaError_t;
+using gpu_stream_t = cudaStream_t;
+inline constexpr gpu_error_t gpu_success = cudaSuccess;
+inline gpu_error_t gpu_last_error() { return cudaGetLastError(); }
+inline const char* gpu_error_string(gpu_error_t e) { return cudaGetErrorString(e); }
+inline const char* gpu_error_name(gpu_error_t e) { return cudaGetErrorName(e); }
+template <class Kernel>
+inline gpu_error_t gpu_set_max_dynamic_smem(Kernel* kernel, int bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+#endif
+
+// ---- warp-level exchange (all lanes of the warp participate) ----
+DK_DEVICE float shfl_xor(float v, int lane_mask, int width = kWarpSize) {
+#if DK_VENDOR_HIP
+  return __shfl_xor(v, lane_mask, width);
+#else
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask, width);
+#endif
+}
+DK_DEVICE float shfl(float v, int src_lane, int width = kWarpSize) {
+#if DK_VENDOR_HIP
+  return __shfl(v, src_lane, width);
+#else
+  return __shfl_sync(0xffffffffu, v, src_lane, width);
+#endif
+}
+DK_DEVICE int shfl(int v, int src_lane, int width = kWarpSize) {
+#if DK_VENDOR_HIP
+  return __shfl(v, src_lane, width);
+#else
+  return __shfl_sync(0xffffffffu, v, src_lane, width);
+#endif
+}
+// Sum over groups of `width` consecutive lanes (width a power of two <= kWarpSize).
+template <int width = kWarpSize>
+DK_DEVICE float group_sum(float v) {
+#if DK_HAS_DPP
+  return amd::group_sum_dpp<width>(v);  // gfx9: DPP row ops instead of ds_bpermute
+#else
+#pragma unroll
+  for (int m = width / 2; m > 0; m >>= 1) v += shfl_xor(v, m, width);
+  return v;
+#endif
+}
+// A kernel's FIRST parameter (a by-value struct), for the body to read through:
+// on AMD straight from the kernarg segment (amd.cuh says why), else the parameter.
+template <class T>
+DK_DEVICE const T& kernel_param(const T& first_param) {
+#if DK_ARCH_AMD
+  (void)first_param;
+  return amd::kernarg_first<T>();
+#else
+  return first_param;
+#endif
+}
+DK_DEVICE void warp_sync() {
+#if DK_VENDOR_CUDA
+  __syncwarp();
+#endif
+}
+// Barrier over the whole block.
+DK_DEVICE void block_sync() { __syncthreads(); }
+// Stops the kernel with a device fault (for code paths that must never run).
+DK_DEVICE void trap() {
+#if DK_VENDOR_HIP
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
+
+// ---- 16-byte vector memory access: one 128-bit load/store per call ----
+// Our own type: HIP's uint4/float4 are not trivially copyable on ROCm 5.2.
+struct alignas(16) u32x4 {
+  uint32_t x, y, z, w;
+};
+struct alignas(16) f32x4 {
+  float x, y, z, w;
+};
+DK_DEVICE u32x4 load16(const void* p) { return *static_cast<const u32x4*>(p); }
+DK_DEVICE void store16(void* p, const u32x4& v) { *static_cast<u32x4*>(p) = v; }
+DK_DEVICE f32x4 load16f(const float* p) { return *reinterpret_cast<const f32x4*>(p); }
+
+// ---- 16-bit float storage: kernels keep bf16/fp16 as raw uint16_t bits ----
+// Bit casts usable on host and device (memcpy compiles to a register move).
+DK_HOST_DEVICE float bits_to_float(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+DK_HOST_DEVICE uint32_t float_to_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+DK_HOST_DEVICE float bf16_bits_to_float(uint16_t bits) {
+  return bits_to_float(static_cast<uint32_t>(bits) << 16);
+}
+// Round to nearest even; NaN stays NaN.
+DK_HOST_DEVICE uint16_t float_to_bf16_bits(float f) {
+  uint32_t u = float_to_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+DK_DEVICE float f16_bits_to_float(uint16_t bits) {
+  return __half2float(__ushort_as_half(bits));
+}
+DK_DEVICE uint16_t float_to_f16_bits(float f) {
+  return __half_as_ushort(__float2half_rn(f));
+}
+
+// Two floats -> a packed pair of 16-bit floats (lo in bits 0..15), round to
+// nearest even: one cvt instruction on sm_80+, the bit recipe elsewhere.
+DK_DEVICE uint32_t pack_bf16x2(float lo, float hi) {
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 800
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  return u;
+#else
+  return uint32_t(float_to_bf16_bits(lo)) | (uint32_t(float_to_bf16_bits(hi)) << 16);
+#endif
+}
+DK_DEVICE uint32_t pack_f16x2(float lo, float hi) {
+  return uint32_t(float_to_f16_bits(lo)) | (uint32_t(float_to_f16_bits(hi)) << 16);
+}
+
+// ---- fast math with one name on both vendors ----
+DK_DEVICE float fast_exp(float x) { return __expf(x); }
+DK_DEVICE float fast_rsqrt(float x) { return rsqrtf(x); }
+
+}  // namespace dk

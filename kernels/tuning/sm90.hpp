@@ -1,0 +1,50 @@
+// Decode tuning for Hopper (sm_90a; the H200: 132 SMs, 2048 threads and
+// 64K registers per SM, ~4.3 TB/s measured copy bandwidth).
+// Decode at T=1 is a pure stream of the state (read once, written once), so the
+// shapes aim for 16-byte accesses coalesced into >= 64-byte runs, few shuffles
+// per element, <= ~32 state floats per thread (leaving room for 8+ warps per SM
+// with every load in flight at once), and enough blocks for 132 SMs at B*HV=1024.
+//
+// Measured on the H200 (backends/cuda/tools/decode-sweep, qwen3next K=V=128,
+// T=1; backends/cuda/README.md has the table): the kernel is bound by the
+// latency of each block (two dependent trips to memory plus ~1k instructions
+// per warp), so resident blocks matter most. Capping registers at 80
+// (launch_bound 768: 6 blocks of 128 threads per SM) beat 96 registers by
+// 4-10% and beat 4 rows per thread (more bytes per block, 3 blocks per SM).
+// V-last 16-bit state: 8 lanes x 4 key rows x 4 warps along K (216 -> 201 us at
+// B=128) beat 4 lanes x 4 rows x 8 warps; 16 lanes along K for K-last 16-bit
+// state lost 30%.
+#pragma once
+#include "decode_shape.hpp"
+
+namespace dk::tuning {
+
+template <>
+struct decode_tuning<90> {
+  static constexpr int min_blocks_per_sm = 4;
+  static constexpr int launch_bound = 768;  // <= 80 registers per thread
+
+  static constexpr decode_shape shape(decode_class c, bool k_last, int state_bytes) {
+    if (k_last) {
+      switch (c) {
+        // 8 lanes x 16 keys (fp32: 4 vectors, 16-bit: 2) per row, 2 rows per
+        // thread: 3 shuffle stages per row; a warp covers 8 rows, a block 8..32.
+        case decode_class::k128: return {8, chunks_for(128, 8, state_bytes), 2, 1, 4};
+        // 4 lanes x 16 keys per row, 2 rows: a warp covers 16 rows.
+        case decode_class::k64: return {4, chunks_for(64, 4, state_bytes), 2, 1, 4};
+        // 16 lanes x 16 keys = 256 keys, 1 row per thread.
+        default: return {16, chunks_for(256, 16, state_bytes), 1, 1, 4};
+      }
+    }
+    // V-last: rows are keys. 8 lanes along V read 128 B (fp32) per key row;
+    // K is split over 4 lanes x `rows` x warps_k, finished in shared memory.
+    switch (c) {
+      case decode_class::k128:
+        return state_bytes == 4 ? decode_shape{4, 1, 8, 4, 2} : decode_shape{8, 1, 4, 4, 2};
+      case decode_class::k64: return {4, 1, 4, 4, 2};
+      default: return state_bytes == 4 ? decode_shape{4, 1, 8, 8, 1} : decode_shape{8, 1, 4, 8, 1};
+    }
+  }
+};
+
+}  // namespace dk::tuning
