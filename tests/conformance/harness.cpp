@@ -207,8 +207,6 @@ verdict verify(const expected& e, tensor& out, const tensor* pool, const tensor*
   return v;
 }
 
-namespace {
-
 void check_verdict(const verdict& v, double tol, bool has_states) {
   INFO(v.describe());
   CHECK(v.out.non_finite == 0);
@@ -220,8 +218,6 @@ void check_verdict(const verdict& v, double tol, bool has_states) {
   CHECK(v.nonzero_padding == 0);
   CHECK(v.changed_bytes == 0);
 }
-
-}  // namespace
 
 dk_status run_decode(decode_problem& p, void* stream) {
   const dk_decode_args a = p.args();

@@ -74,6 +74,9 @@ verdict verify(const expected& e, tensor& out, const tensor* pool, const tensor*
                const rule_spec& r, const head_spec& h, const std::vector<buffer*>& buffers,
                const snapshot& before);
 
+// CHECKs a verdict against a tolerance: finite, within `tol`, padding zero, nothing else written.
+void check_verdict(const verdict& v, double tol, bool has_states);
+
 // Builds, runs and checks one case: REQUIREs success, CHECKs every tolerance.
 void check_decode(const decode_spec& spec);
 void check_prefill(const prefill_spec& spec);
