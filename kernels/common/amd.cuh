@@ -43,6 +43,13 @@ __device__ __forceinline__ float dpp(float v) {
       __builtin_amdgcn_update_dpp(0, __float_as_int(v), Ctrl, RowMask, 0xf, false));
 }
 
+// x moved through a DPP identity permutation (quad_perm [0,1,2,3]): the same
+// bits, but in a vector register the compiler treats as divergent, so it stays
+// out of the scalar register file (see dk::vector_reg).
+__device__ __forceinline__ uint32_t vgpr_copy(uint32_t x) {
+  return uint32_t(__builtin_amdgcn_update_dpp(0, int(x), 0xE4, 0xf, 0xf, false));
+}
+
 // Sum over groups of `Width` consecutive lanes, every lane of a group getting
 // the same bits (each step adds a value to its mirror image, so all lanes add
 // the same pairs). gfx906 specialization of dk::group_sum: the generic

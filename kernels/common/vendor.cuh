@@ -105,6 +105,20 @@ DK_DEVICE float group_sum(float v) {
   return v;
 #endif
 }
+// A per-block constant (4 or 8 bytes) kept in vector registers: on gfx9 it
+// frees scalar registers (about 100 per wave) for values that only feed
+// per-thread address math; elsewhere the value itself.
+template <class T>
+DK_DEVICE T vector_reg(T x) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4- or 8-byte values");
+#if DK_HAS_DPP
+  uint32_t w[sizeof(T) / 4];
+  memcpy(w, &x, sizeof(T));
+  for (unsigned i = 0; i < sizeof(T) / 4; ++i) w[i] = amd::vgpr_copy(w[i]);
+  memcpy(&x, w, sizeof(T));
+#endif
+  return x;
+}
 // A kernel's FIRST parameter (a by-value struct), for the body to read through:
 // on AMD straight from the kernarg segment (amd.cuh says why), else the parameter.
 template <class T>
@@ -140,8 +154,37 @@ struct alignas(16) u32x4 {
 struct alignas(16) f32x4 {
   float x, y, z, w;
 };
+struct alignas(8) u32x2 {
+  uint32_t x, y;
+};
 DK_DEVICE u32x4 load16(const void* p) { return *static_cast<const u32x4*>(p); }
 DK_DEVICE void store16(void* p, const u32x4& v) { *static_cast<u32x4*>(p) = v; }
+// 16-byte access with a streaming hint: data touched once (evict first from
+// the caches). CUDA ld/st.global.cs; AMD nontemporal (glc slc) accesses.
+DK_DEVICE u32x4 load16_stream(const void* p) {
+#if DK_VENDOR_CUDA
+  const uint4 v = __ldcs(static_cast<const uint4*>(p));
+  return u32x4{v.x, v.y, v.z, v.w};
+#else
+  const u32x4* q = static_cast<const u32x4*>(p);
+  return u32x4{__builtin_nontemporal_load(&q->x), __builtin_nontemporal_load(&q->y),
+               __builtin_nontemporal_load(&q->z), __builtin_nontemporal_load(&q->w)};
+#endif
+}
+DK_DEVICE void store16_stream(void* p, const u32x4& v) {
+#if DK_VENDOR_CUDA
+  __stcs(static_cast<uint4*>(p), make_uint4(v.x, v.y, v.z, v.w));
+#else
+  u32x4* q = static_cast<u32x4*>(p);
+  __builtin_nontemporal_store(v.x, &q->x);
+  __builtin_nontemporal_store(v.y, &q->y);
+  __builtin_nontemporal_store(v.z, &q->z);
+  __builtin_nontemporal_store(v.w, &q->w);
+#endif
+}
+// 8-byte access (one 64-bit load/store): four 16-bit floats.
+DK_DEVICE u32x2 load8(const void* p) { return *static_cast<const u32x2*>(p); }
+DK_DEVICE void store8(void* p, const u32x2& v) { *static_cast<u32x2*>(p) = v; }
 DK_DEVICE f32x4 load16f(const float* p) { return *reinterpret_cast<const f32x4*>(p); }
 
 // ---- 16-bit float storage: kernels keep bf16/fp16 as raw uint16_t bits ----

@@ -24,23 +24,27 @@ decode_class class_of(const decode_problem& p) {
 
 int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2; }
 
-// Names: "<vendor>:<arch>:decode_<class>[_vlast]".
-#define DK_DECODE_NAMES(prefix)                                                          \
+// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1]".
+#define DK_DECODE_NAMES3(prefix, suffix)                                                 \
   {                                                                                      \
-    {prefix "decode_kv128", prefix "decode_kv64", prefix "decode_generic"}, {            \
-      prefix "decode_kv128_vlast", prefix "decode_kv64_vlast", prefix "decode_generic_vlast" \
+    {prefix "decode_kv128" suffix, prefix "decode_kv64" suffix, prefix "decode_generic" suffix}, { \
+      prefix "decode_kv128_vlast" suffix, prefix "decode_kv64_vlast" suffix,             \
+          prefix "decode_generic_vlast" suffix                                           \
     }                                                                                    \
   }
+#define DK_DECODE_NAMES(prefix) \
+  { DK_DECODE_NAMES3(prefix, ""), DK_DECODE_NAMES3(prefix, "_t1") }
 #if DK_VENDOR_HIP
 constexpr int kFamilies[] = {906};
-const char* const kNames[][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
+const char* const kNames[][2][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
 #else
 constexpr int kFamilies[] = {80, 90, 100, 120};
-const char* const kNames[][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
-                                    DK_DECODE_NAMES("cuda:sm100a:"),
-                                    DK_DECODE_NAMES("cuda:sm120a:")};
+const char* const kNames[][2][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
+                                       DK_DECODE_NAMES("cuda:sm100a:"),
+                                       DK_DECODE_NAMES("cuda:sm120a:")};
 #endif
 #undef DK_DECODE_NAMES
+#undef DK_DECODE_NAMES3
 constexpr int kNumFamilies = int(sizeof(kFamilies) / sizeof(kFamilies[0]));
 
 int family_slot(const target& t) {
@@ -50,58 +54,27 @@ int family_slot(const target& t) {
   return -1;
 }
 
-// Warps along V: as many as the shape allows (and V needs), halved while the
-// grid would give fewer than min_blocks_per_sm blocks to each SM.
-template <class G, int Family>
-int warps_along_v(const target& t, const decode_problem& p) {
-  int w = G::shape.max_warps_v;
-  while (w > 1 && (w / 2) * G::v_per_warp >= p.dv) w /= 2;
-  const int64_t heads = int64_t(p.batch) * p.hv;
-  const int64_t want = int64_t(tuning::decode_tuning<Family>::min_blocks_per_sm) * t.compute_units;
-  while (w > 1) {
-    const int tile = w * G::v_per_warp;
-    if (heads * ((p.dv + tile - 1) / tile) >= want) break;
-    w /= 2;
-  }
-  return w;
-}
-
-template <class G>
-size_t smem_bytes(const decode_problem& p, int v_tile) {
-  const bool per_key = p.r.gate == gate_kind::per_key;
-  return sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, v_tile, G::warps_k).total);
-}
-
-template <int Family, decode_class C, dtype S, state_layout L>
+template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
 dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stream,
                      size_t* smem_needed) {
-  using G = geometry<Family, C, S, L>;
-  const int wv = warps_along_v<G, Family>(t, p);
-  launch_params lp;
-  lp.p = p;
-  lp.v_tile = wv * G::v_per_warp;
-  lp.v_shift = 0;
-  while ((1 << lp.v_shift) < lp.v_tile) ++lp.v_shift;
-  lp.v_tiles = (p.dv + lp.v_tile - 1) / lp.v_tile;
-  const size_t smem = smem_bytes<G>(p, lp.v_tile);
+  using G = geometry<Family, C, S, L, M>;
+  const launch_shape ls = shape_of<G>(t.compute_units, p);
   if (smem_needed) {
-    *smem_needed = smem;
+    *smem_needed = ls.smem;
     return DK_STATUS_SUCCESS;
   }
-  const int64_t blocks = int64_t(p.batch) * p.hv * lp.v_tiles;
-  if (blocks == 0) return DK_STATUS_SUCCESS;
-  if (blocks > 0x7fffffff)
+  if (ls.blocks == 0) return DK_STATUS_SUCCESS;
+  if (ls.blocks > 0x7fffffff)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: %lld blocks exceed the grid limit",
-                     static_cast<long long>(blocks));
-  auto* kernel = &decode_kernel<Family, C, S, L>;
-  if (smem > size_t(kDefaultSmemLimit)) {
-    const gpu_error_t e = gpu_set_max_dynamic_smem(kernel, int(smem));
+                     static_cast<long long>(ls.blocks));
+  auto* kernel = &decode_kernel<Family, C, S, L, M>;
+  if (ls.smem > size_t(kDefaultSmemLimit)) {
+    const gpu_error_t e = gpu_set_max_dynamic_smem(kernel, int(ls.smem));
     if (e != gpu_success)
       return set_error(DK_STATUS_DEVICE_ERROR, "decode: raising shared memory to %zu bytes failed: %s",
-                       smem, gpu_error_string(e));
+                       ls.smem, gpu_error_string(e));
   }
-  const int threads = kWarpSize * G::warps_k * wv;
-  kernel<<<unsigned(blocks), unsigned(threads), smem, stream>>>(lp);
+  kernel<<<unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream>>>(ls.lp);
   const gpu_error_t e = gpu_last_error();
   if (e != gpu_success)
     return set_error(DK_STATUS_DEVICE_ERROR, "decode: kernel launch failed: %s (%s)",
@@ -109,31 +82,61 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
   return DK_STATUS_SUCCESS;
 }
 
-// [class][state dtype][layout] for one family.
+// The instance that runs mode M: t1 modes exist for k128/k64 only, and
+// t1_small is the t1 instance itself when the table gives both one shape.
+template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
+constexpr launch_fn instance() {
+  if constexpr (M == decode_mode::general || C == decode_class::generic) {
+    return &launch_one<F, C, S, L, decode_mode::general>;
+  } else if constexpr (M == decode_mode::t1_small) {
+    constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1>::shape;
+    constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small>::shape;
+    if constexpr (a.lanes_k == b.lanes_k && a.vec_chunks == b.vec_chunks && a.rows == b.rows &&
+                  a.warps_k == b.warps_k && a.max_warps_v == b.max_warps_v)
+      return &launch_one<F, C, S, L, decode_mode::t1>;
+    else
+      return &launch_one<F, C, S, L, decode_mode::t1_small>;
+  } else {
+    return &launch_one<F, C, S, L, decode_mode::t1>;
+  }
+}
+
+// [mode][class][state dtype][layout] for one family.
 template <int F>
-constexpr launch_fn kLaunch[3][3][2] = {
-#define DK_ROW(C)                                                                          \
-  {{&launch_one<F, C, dtype::f32, state_layout::k_last>,                                   \
-    &launch_one<F, C, dtype::f32, state_layout::v_last>},                                  \
-   {&launch_one<F, C, dtype::bf16, state_layout::k_last>,                                  \
-    &launch_one<F, C, dtype::bf16, state_layout::v_last>},                                 \
-   {&launch_one<F, C, dtype::f16, state_layout::k_last>,                                   \
-    &launch_one<F, C, dtype::f16, state_layout::v_last>}}
-    DK_ROW(decode_class::k128), DK_ROW(decode_class::k64), DK_ROW(decode_class::generic)
+constexpr launch_fn kLaunch[3][3][3][2] = {
+#define DK_ROW(M, C)                                                                      \
+  {{instance<F, C, dtype::f32, state_layout::k_last, M>(),                                \
+    instance<F, C, dtype::f32, state_layout::v_last, M>()},                               \
+   {instance<F, C, dtype::bf16, state_layout::k_last, M>(),                               \
+    instance<F, C, dtype::bf16, state_layout::v_last, M>()},                              \
+   {instance<F, C, dtype::f16, state_layout::k_last, M>(),                                \
+    instance<F, C, dtype::f16, state_layout::v_last, M>()}}
+#define DK_MODE(M) \
+  { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
+    DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small)
+#undef DK_MODE
 #undef DK_ROW
 };
 
-launch_fn pick(int family_index, decode_class c, dtype s, state_layout l) {
-  const int ci = int(c), si = state_index(s), li = l == state_layout::k_last ? 0 : 1;
+struct choice {
+  launch_fn fn;
+  decode_mode mode;
+};
+
+choice pick(int family_index, const target& t, const decode_problem& p) {
+  const decode_class c = class_of(p);
+  const int ci = int(c), si = state_index(p.pool.type), li = p.r.layout == state_layout::k_last ? 0 : 1;
 #if DK_VENDOR_HIP
   (void)family_index;
-  return kLaunch<906>[ci][si][li];
+  const decode_mode m = mode_for<906>(t.compute_units, p, c);
+  return {kLaunch<906>[int(m)][ci][si][li], m};
 #else
+  decode_mode m;
   switch (kFamilies[family_index]) {
-    case 80: return kLaunch<80>[ci][si][li];
-    case 90: return kLaunch<90>[ci][si][li];
-    case 100: return kLaunch<100>[ci][si][li];
-    default: return kLaunch<120>[ci][si][li];
+    case 80: m = mode_for<80>(t.compute_units, p, c); return {kLaunch<80>[int(m)][ci][si][li], m};
+    case 90: m = mode_for<90>(t.compute_units, p, c); return {kLaunch<90>[int(m)][ci][si][li], m};
+    case 100: m = mode_for<100>(t.compute_units, p, c); return {kLaunch<100>[int(m)][ci][si][li], m};
+    default: m = mode_for<120>(t.compute_units, p, c); return {kLaunch<120>[int(m)][ci][si][li], m};
   }
 #endif
 }
@@ -166,14 +169,16 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
   if (p.hq <= 0 || p.hv % p.hq != 0)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: HV=%d is not a multiple of HQ=%d", p.hv, p.hq);
   size_t smem = 0;
-  pick(fam, class_of(p), p.pool.type, p.r.layout)(t, p, nullptr, &smem);
+  const choice ch = pick(fam, t, p);
+  ch.fn(t, p, nullptr, &smem);
   const int limit = t.max_smem_per_block > 0 ? t.max_smem_per_block : kDefaultSmemLimit;
   if (smem > size_t(limit))
     return set_error(DK_STATUS_UNSUPPORTED,
                      "decode: needs %zu bytes of shared memory per block, the device allows %d",
                      smem, limit);
   if (out_name)
-    *out_name = kNames[fam][p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
+    *out_name = kNames[fam][ch.mode == decode_mode::general ? 0 : 1]
+                      [p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
   return DK_STATUS_SUCCESS;
 }
 
@@ -181,8 +186,7 @@ dk_status decode_launch(const target& t, const decode_problem& p, void* stream) 
   using namespace decode_detail;
   const dk_status st = decode_query(t, p, nullptr);
   if (st != DK_STATUS_SUCCESS) return st;
-  const launch_fn fn = pick(family_slot(t), class_of(p), p.pool.type, p.r.layout);
-  return fn(t, p, static_cast<gpu_stream_t>(stream), nullptr);
+  return pick(family_slot(t), t, p).fn(t, p, static_cast<gpu_stream_t>(stream), nullptr);
 }
 
 }  // namespace dk::gpu

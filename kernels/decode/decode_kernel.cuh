@@ -1,4 +1,7 @@
-// The decode kernel (SPEC §2): one block per (sequence, value head, V tile).
+// The decode kernels (SPEC §2): one block per (sequence, value head, V tile).
+// Two bodies: decode_t1_body (T = 1, gate none/scalar, K = 64/128: no staging,
+// 16-bit state packed in registers; see tuning/decode_shape.hpp, decode_mode)
+// and decode_body (everything else), described here.
 // The block reads its tile of the state once into registers, runs the T <= 16
 // tokens on it, and writes it back once (or after every token, for per-token
 // slots). q, k, v, beta and the gates (as decays) of all T tokens are staged
@@ -25,6 +28,7 @@
 namespace dk::gpu::decode_detail {
 
 using tuning::decode_class;
+using tuning::decode_mode;
 using tuning::decode_shape;
 
 // What the kernel receives by value.
@@ -36,11 +40,15 @@ struct launch_params {
 };
 
 // Compile-time geometry of one kernel instance (see tuning/decode_shape.hpp).
-template <int Family, decode_class C, dtype S, state_layout L>
+template <int Family, decode_class C, dtype S, state_layout L, decode_mode M = decode_mode::general>
 struct geometry {
+  using table = tuning::decode_tuning<Family>;
+  static constexpr decode_mode mode = M;
+  static constexpr bool t1 = M != decode_mode::general;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
-  static constexpr decode_shape shape = tuning::decode_tuning<Family>::shape(C, k_last, esize);
+  static constexpr decode_shape shape =
+      t1 ? table::t1_shape(C, k_last, esize, M == decode_mode::t1_small) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
   static constexpr int lanes_v = kWarpSize / lanes_k;
@@ -50,12 +58,20 @@ struct geometry {
   static constexpr int k_cover = nk * lanes_k * warps_k;
   static constexpr int v_per_warp = nv * lanes_v;
   static constexpr int max_threads = kWarpSize * warps_k * shape.max_warps_v;
+  static constexpr int min_blocks_per_sm = M == decode_mode::t1_small ? table::t1_small_min_blocks_per_sm
+                                          : t1                          ? table::t1_min_blocks_per_sm
+                                                                        : table::min_blocks_per_sm;
+  // Elements per thread of each staged operand in flight at once (general kernels).
+  static constexpr int stage_rounds = table::stage_rounds;
+  // T = 1: state loads and stores with streaming (evict-first) cache hints.
+  static constexpr bool stream_state = t1 && table::t1_stream_state;
   // What __launch_bounds__ promises: at least the largest block, or more to cap
   // registers (64K / this per thread) so that more blocks stay resident.
-  static constexpr int launch_bound = tuning::decode_tuning<Family>::launch_bound > max_threads
-                                          ? tuning::decode_tuning<Family>::launch_bound
-                                          : max_threads;
+  static constexpr int table_bound = t1 ? table::t1_launch_bound(k_last, esize) : table::launch_bound;
+  static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
   static constexpr bool exact_k = C != decode_class::generic;  // the host guarantees K == k_cover
+  // The device pass that compiles this instance's body.
+  static constexpr int device_family = tuning::decode_device_family<Family>::value;
 
   static_assert(lanes_k >= 1 && lanes_k <= kWarpSize && (lanes_k & (lanes_k - 1)) == 0,
                 "lanes_k must be a power of two within a warp");
@@ -66,6 +82,9 @@ struct geometry {
   static_assert(C != decode_class::k64 || k_cover == 64, "k64 shape must cover K = 64");
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
+  static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
+  static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
+                "V-last T = 1 keys per thread are read as one run of 4, 8 or 16");
 };
 
 // Shared-memory carve-up (in floats), computed identically on host and device.
@@ -187,6 +206,28 @@ DK_DEVICE void store_vec(char* p, bool aligned, const float* f) {
   }
 }
 
+// One operand of one (sequence, head) as the general kernel stages it: element
+// (t, i) is at base + (t * tstride + i) << shift (inner dims contiguous).
+// Base and token stride are per-block constants kept in vector registers
+// (dk::vector_reg): on gfx906 the five streams would otherwise hold ~25 of its
+// ~100 scalar registers across the staging loops and spill.
+struct stream {
+  const char* base;
+  int64_t tstride;
+  dtype type;
+  int shift;
+  DK_DEVICE uint32_t load(int t, int i) const {
+    const char* at = base + ((t * tstride + i) << shift);
+    return shift == 2 ? *reinterpret_cast<const uint32_t*>(at)
+                      : uint32_t(*reinterpret_cast<const uint16_t*>(at));
+  }
+};
+DK_DEVICE stream stream_of(const operand& o, int64_t offset, int64_t tstride) {
+  const int shift = o.type == dtype::f32 ? 2 : 1;
+  return {vector_reg(static_cast<const char*>(o.data) + (offset << shift)), vector_reg(tstride), o.type,
+          shift};
+}
+
 template <class G, dtype S>
 DK_DEVICE void decode_body(const launch_params& lp) {
   constexpr int NK = G::nk, NV = G::nv, LK = G::lanes_k, LV = G::lanes_v, WK = G::warps_k;
@@ -231,14 +272,22 @@ DK_DEVICE void decode_body(const launch_params& lp) {
   const bool has_bias = raw && p.dt_bias.data != nullptr;
   const operand &qo = p.q, &ko = p.k, &vo = p.v, &go = p.g, &dto = p.dt_bias;
   const int qk_head = h / (p.hv / p.hq);
-  const int64_t q_b = b * qo.stride[0] + qk_head * qo.stride[2];
-  const int64_t k_b = b * ko.stride[0] + qk_head * ko.stride[2];
-  const int64_t v_b = b * vo.stride[0] + h * vo.stride[2];
+  // Each staged operand as (this block's base pointer, token stride, dtype):
+  // last dims are contiguous (validation), so no inner strides; few 64-bit
+  // values stay live across the staging loop (gfx906 has ~100 SGPRs).
+  const stream qst = stream_of(qo, b * qo.stride[0] + qk_head * qo.stride[2], qo.stride[1]);
+  const stream kst = stream_of(ko, b * ko.stride[0] + qk_head * ko.stride[2], ko.stride[1]);
+  const stream vst = stream_of(vo, b * vo.stride[0] + h * vo.stride[2] + v0, vo.stride[1]);
   const int64_t g_b = b * go.stride[0] + h * go.stride[2];
+  const stream gst = stream_of(go, per_key ? g_b : 0, go.stride[1]);
+  const stream dst_ = stream_of(dto, per_key && has_bias ? h * dto.stride[0] : 0, 0);
   const int n_qk = T * KC, n_v = T * v_tile;
-  constexpr int R = 2;
+  constexpr int R = G::stage_rounds;
   uint32_t qb[R], kb[R], gb[R], db[R], vb[R];
-  auto issue = [&](int i0) {
+  // Issues R elements per thread of the chosen operands (the flags are
+  // constants at every call: each later staging loop keeps only its own
+  // operands' pointers live).
+  auto issue = [&](int i0, bool qk, bool gates, bool vals) {
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const int i = i0 + r * nthreads;
@@ -246,21 +295,23 @@ DK_DEVICE void decode_body(const launch_params& lp) {
       if (i < n_qk) {
         const int t = i / KC, key = i % KC;
         if (G::exact_k || key < K) {
-          qb[r] = load_bits(qo, q_b + t * qo.stride[1] + key * qo.stride[3]);
-          kb[r] = load_bits(ko, k_b + t * ko.stride[1] + key * ko.stride[3]);
-          if (per_key) {
-            gb[r] = load_bits(go, g_b + t * go.stride[1] + key * go.stride[3]);
-            if (has_bias) db[r] = load_bits(dto, h * dto.stride[0] + key * dto.stride[1]);
+          if (qk) {
+            qb[r] = qst.load(t, key);
+            kb[r] = kst.load(t, key);
+          }
+          if (gates && per_key) {
+            gb[r] = gst.load(t, key);
+            if (has_bias) db[r] = dst_.load(0, key);
           }
         }
       }
-      if (i < n_v) {
-        const int t = i >> v_shift, val = v0 + (i & (v_tile - 1));
-        if (val < V) vb[r] = load_bits(vo, v_b + t * vo.stride[1] + val * vo.stride[3]);
+      if (vals && i < n_v) {
+        const int t = i >> v_shift, val = i & (v_tile - 1);
+        if (v0 + val < V) vb[r] = vst.load(t, val);
       }
     }
   };
-  issue(tid);
+  issue(tid, true, true, true);
   const uint32_t a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
   // Per-token scalars, thread t for token t (T <= 16 <= threads).
   uint32_t beta_bits = 0u, gate_bits = 0u, bias_bits = 0u;
@@ -282,7 +333,7 @@ DK_DEVICE void decode_body(const launch_params& lp) {
   if (slot < 0 || slot >= p.pool_slots) {
     for (int i = tid; i < T * v_tile; i += nthreads) {
       const int t = i / v_tile, val = v0 + i % v_tile;
-      if (val < V) store_f(out, out_bh + t * out.stride[1] + val * out.stride[3], 0.f);
+      if (val < V) store_f(out, out_bh + t * out.stride[1] + val, 0.f);
     }
     return;
   }
@@ -298,14 +349,14 @@ DK_DEVICE void decode_body(const launch_params& lp) {
   };
 
   const operand& pool = p.pool;
-  const int64_t row_stride = pool.stride[2];
+  const int64_t row_stride = vector_reg(pool.stride[2]);
   auto head_ptr = [&](int64_t sl) {
-    return static_cast<const char*>(pool.data) +
-           (sl * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
+    return vector_reg(static_cast<const char*>(pool.data) +
+                      (sl * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES);
   };
-  auto aligned = [&](const char* hp) {
-    return ((reinterpret_cast<uintptr_t>(hp) | uintptr_t(row_stride * ES)) & 15u) == 0;
-  };
+  // Pool rows are 16-byte aligned: validation requires a 16-byte aligned base
+  // and outer strides, and the rows (K or V elements, multiples of 16) are compact.
+  auto aligned = [](const char*) { return true; };
 
   // ---- the state tile, read once ----
   float s[NV][NK];
@@ -350,6 +401,10 @@ DK_DEVICE void decode_body(const launch_params& lp) {
   auto store_state = [&](int64_t sl) {
     char* hp = const_cast<char*>(head_ptr(sl));
     const bool al = aligned(hp);
+    // Bounds re-read into vector registers: the store's predicates are then
+    // recomputed here instead of the load's being kept live (on wave64 each is
+    // a 64-bit lane mask in scalar registers).
+    const int V = vector_reg(p.dv), K = vector_reg(p.dk);
     if constexpr (G::k_last) {
 #pragma unroll
       for (int j = 0; j < NV; ++j) {
@@ -388,28 +443,40 @@ DK_DEVICE void decode_body(const launch_params& lp) {
   float* const red = smem + lay.red;
   {
     const float a_log = bits_to_f(a_log_bits, p.a_log.type);
-    auto commit = [&](int i0) {
+    auto commit = [&](int i0, bool qk, bool gates, bool vals) {
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const int i = i0 + r * nthreads;
         if (i < n_qk) {
-          qs[i] = bits_to_f(qb[r], qo.type);
-          ks[i] = bits_to_f(kb[r], ko.type);
-          if (per_key) {
+          if (qk) {
+            qs[i] = bits_to_f(qb[r], qst.type);
+            ks[i] = bits_to_f(kb[r], kst.type);
+          }
+          if (gates && per_key) {
             const int key = i % KC;
             gs[i] = (G::exact_k || key < K)
-                        ? decay_of(bits_to_f(gb[r], go.type), bits_to_f(db[r], dto.type), a_log, raw)
+                        ? decay_of(bits_to_f(gb[r], gst.type), bits_to_f(db[r], dst_.type), a_log, raw)
                         : 1.f;
           }
         }
-        if (i < n_v) vs[i] = bits_to_f(vb[r], vo.type);
+        if (vals && i < n_v) vs[i] = bits_to_f(vb[r], vst.type);
       }
     };
-    commit(tid);
-    const int n = n_qk > n_v ? n_qk : n_v;
-    for (int i0 = tid + R * nthreads; i0 < n; i0 += R * nthreads) {
-      issue(i0);
-      commit(i0);
+    commit(tid, true, true, true);
+    // The rest (T > 1 or small blocks), one operand group per loop.
+    for (int i0 = tid + R * nthreads; i0 < n_qk; i0 += R * nthreads) {
+      issue(i0, true, false, false);
+      commit(i0, true, false, false);
+    }
+    if (per_key) {
+      for (int i0 = tid + R * nthreads; i0 < n_qk; i0 += R * nthreads) {
+        issue(i0, false, true, false);
+        commit(i0, false, true, false);
+      }
+    }
+    for (int i0 = tid + R * nthreads; i0 < n_v; i0 += R * nthreads) {
+      issue(i0, false, false, true);
+      commit(i0, false, false, true);
     }
     if (tid < T) {
       float bt = bits_to_f(beta_bits, p.beta.type);
@@ -535,13 +602,13 @@ DK_DEVICE void decode_body(const launch_params& lp) {
       rq *= rsqrtf(qq + 1e-6f);
     }
     const float bt = sc[8 * t + 0], kqn = kq * rk * rq;
-    const int64_t out_t = out_bh + t * out.stride[1];
+    const int64_t out_t = vector_reg(out_bh + t * out.stride[1]);
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
       const int v = value_of(j);
       const float u = bt * (vs[t * v_tile + (v - v0)] - rk * sk[j]);
       if (kl == 0 && kw == 0 && v < V)
-        store_f(out, out_t + v * out.stride[3], fmaf(u, kqn, rq * sq[j]));
+        store_f(out, out_t + v, fmaf(u, kqn, rq * sq[j]));
       const float uk = u * rk;  // S += (rk k) u^T
 #pragma unroll
       for (int a = 0; a < NK; ++a) s[j][a] = fmaf(kr[a], uk, s[j][a]);
@@ -556,16 +623,455 @@ DK_DEVICE void decode_body(const launch_params& lp) {
   if (!per_token && out_slot_raw >= 0 && out_slot_raw < p.pool_slots) store_state(out_slot_raw);
 }
 
-// One instance per (family, class, state dtype, layout). Its body is compiled
-// only in the device pass of its own family: the host never launches another.
-template <int Family, decode_class C, dtype S, state_layout L>
-__global__ void __launch_bounds__((geometry<Family, C, S, L>::launch_bound))  // (()): HIP's macro splits on commas
+// ---- T = 1: inputs straight into registers, 16-bit state packed ----
+//
+// Runs of N contiguous q/k/v/out elements (N = 4, 8 or 16) of a runtime dtype.
+// q/k/v/out rows are 16-byte aligned with a contiguous last dim (validation
+// guarantees it) and runs start at multiples of N, so a run is one to four
+// vector accesses. load_run only issues the loads; run_to_float converts later
+// (all of a thread's loads are in flight before the first use). Both assign
+// every element unconditionally (values chosen by selects): stores into an
+// array from both arms of a dtype branch get merged into dynamically indexed
+// stores, which moves the array to scratch memory (seen on gfx906).
+template <int N>
+DK_DEVICE void load_run(const operand& o, int64_t off, bool valid, uint32_t (&w)[N]) {
+  static_assert(N == 4 || N == 8 || N == 16, "runs of 4, 8 or 16 elements");
+  const bool f32 = o.type == dtype::f32;
+  const char* ptr = static_cast<const char*>(o.data) + off * (f32 ? 4 : 2);
+  const u32x4 zero{0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int i = 0; i < N / 4; ++i) {
+    // Vector i (16 bytes at ptr + 16 i): words 4i..4i+3 of an fp32 run; a
+    // 16-bit run is N/8 vectors (N = 4: one 8-byte access).
+    u32x4 x = zero;
+    if (N == 4 && !f32) {
+      if (valid) {
+        const u32x2 h = load8(ptr);
+        x = u32x4{h.x, h.y, 0u, 0u};
+      }
+    } else if (valid && (i < N / 8 || f32)) {
+      x = load16(ptr + 16 * i);
+    }
+    w[4 * i] = x.x;
+    w[4 * i + 1] = x.y;
+    w[4 * i + 2] = x.z;
+    w[4 * i + 3] = x.w;
+  }
+}
+template <int N>
+DK_DEVICE void run_to_float(const uint32_t (&w)[N], dtype t, float (&f)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint32_t h = w[i >> 1];
+    const float as_f32 = bits_to_float(w[i]);
+    const float as_bf16 = bits_to_float((i & 1) ? (h & 0xffff0000u) : (h << 16));
+    const float as_f16 = f16_bits_to_float(uint16_t((i & 1) ? (h >> 16) : (h & 0xffffu)));
+    f[i] = t == dtype::f32 ? as_f32 : t == dtype::bf16 ? as_bf16 : as_f16;
+  }
+}
+template <int N>
+DK_DEVICE void store_run(const operand& o, int64_t off, const float (&f)[N]) {
+  char* base = static_cast<char*>(const_cast<void*>(o.data));
+  if (o.type == dtype::f32) {
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i)
+      store16(base + (off + 4 * i) * 4,
+              u32x4{float_to_bits(f[4 * i]), float_to_bits(f[4 * i + 1]),
+                    float_to_bits(f[4 * i + 2]), float_to_bits(f[4 * i + 3])});
+    return;
+  }
+  uint32_t w[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    w[i] = o.type == dtype::bf16 ? pack_bf16x2(f[2 * i], f[2 * i + 1]) : pack_f16x2(f[2 * i], f[2 * i + 1]);
+  if constexpr (N >= 8) {
+#pragma unroll
+    for (int i = 0; i < N / 8; ++i)
+      store16(base + (off + 8 * i) * 2, u32x4{w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]});
+  } else {
+    store8(base + off * 2, u32x2{w[0], w[1]});
+  }
+}
+
+// Element i of a row of the register tile held as 32-bit words: fp32 one per
+// word, 16-bit two per word (element 2j in the low half of word j).
+template <dtype S, int W>
+DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
+  if constexpr (S == dtype::f32) {
+    return bits_to_float(row[i]);
+  } else if constexpr (S == dtype::bf16) {
+    const uint32_t w = row[i >> 1];
+    return bits_to_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
+  } else {
+    const uint32_t w = row[i >> 1];
+    return f16_bits_to_float(uint16_t((i & 1) ? (w >> 16) : (w & 0xffffu)));
+  }
+}
+
+// One block per (sequence, value head, V tile), T = 1, gate none or scalar,
+// K = k_cover exactly (K-last: warps_k 1; V-last may split K over warps_k
+// warps, finished through shared memory). A thread holds `rows` x (vec_chunks x 16 B)
+// of the state as raw words; everything it needs besides the state (q/k keys,
+// v values, beta, gate) is loaded into its own registers before the slot index
+// is waited on, and the q/k norms and the gate are computed while the state
+// loads are in flight. With d the decay, rk/rq the l2-norm factors (rq
+// carrying the scale) and raw k, q:
+//   x = S^T k, y = S^T q                     (in-thread, then butterflies)
+//   u = beta (v - d rk x)
+//   o = d rq y + u (rk rq k.q)               (= S_new^T q_hat)
+//   S_new = d S + k (rk u)^T                 (rounded to 16 bits at the store)
+template <class G, dtype S>
+DK_DEVICE void decode_t1_body(const launch_params& lp) {
+  constexpr int LK = G::lanes_k, LV = G::lanes_v, VEC = G::vec, ES = G::esize;
+  constexpr int NR = G::shape.rows, NC = G::shape.vec_chunks;
+  constexpr bool KL = G::k_last;
+  constexpr int NCOL = NC * VEC;            // elements per row along the contiguous dim
+  constexpr int W = 4 * NC;                 // 32-bit words per row
+  constexpr int NK = G::nk, NV = G::nv;     // keys, values per thread
+  constexpr int KRUNS = KL ? NC : 1;        // contiguous runs of keys per thread
+  constexpr int KRUN = KL ? VEC : NR;       // keys per run
+  constexpr int WK = G::warps_k;            // V-last: warps along K (sums finished in shared memory)
+
+  const decode_problem& p = lp.p;
+  const int tid = int(threadIdx.x);
+  const int lane = tid % kWarpSize, warp = tid / kWarpSize;
+  const int kl = lane % LK, vl = lane / LK;
+  const int kwp = warp % WK, wv = warp / WK;  // warp's place along K and along V
+  const uint32_t bh = uint32_t(blockIdx.x) / uint32_t(lp.v_tiles);
+  const int tile = int(uint32_t(blockIdx.x) - bh * uint32_t(lp.v_tiles));
+  const uint32_t bu = bh / uint32_t(p.hv);
+  const int h = int(bh - bu * uint32_t(p.hv));
+  const int64_t b = int64_t(bu);
+  const int V = p.dv;
+  const int v0 = tile * lp.v_tile;                 // block's first value
+  const int vw = v0 + wv * G::v_per_warp;          // warp's first value
+
+  // 1. The slot, first: the state loads wait for it.
+  const int64_t slot = p.indices.data ? load_index(p.indices, b * p.indices.stride[0]) : b;
+
+  // 2. Everything else this thread needs, issued before the slot is used.
+  auto key0 = [&](int r) { return KL ? (r * LK + kl) * VEC : (kwp * LK + kl) * NR; };  // first key of run r
+  const int qk_head = h / (p.hv / p.hq);
+  uint32_t qw[KRUNS][KRUN], kw[KRUNS][KRUN];
+  {
+    const int64_t qb = b * p.q.stride[0] + qk_head * p.q.stride[2];
+    const int64_t kb = b * p.k.stride[0] + qk_head * p.k.stride[2];
+#pragma unroll
+    for (int r = 0; r < KRUNS; ++r) {
+      load_run<KRUN>(p.q, qb + key0(r), true, qw[r]);
+      load_run<KRUN>(p.k, kb + key0(r), true, kw[r]);
+    }
+  }
+  // This thread's values: K-last rows j -> vw + j*LV + vl; V-last chunk c
+  // element e -> vw + (c*LV + vl)*VEC + e.
+  auto krow_value = [&](int j) { return vw + j * LV + vl; };
+  auto vchunk_value = [&](int c) { return vw + (c * LV + vl) * VEC; };
+  const int64_t v_b = b * p.v.stride[0] + h * p.v.stride[2];
+  uint32_t vwd[KL ? NR : NC][KL ? 1 : VEC];
+  if constexpr (KL) {
+#pragma unroll
+    for (int j = 0; j < NR; ++j) vwd[j][0] = krow_value(j) < V ? load_bits(p.v, v_b + krow_value(j)) : 0u;
+  } else {
+#pragma unroll
+    for (int c = 0; c < NC; ++c) load_run<VEC>(p.v, v_b + vchunk_value(c), vchunk_value(c) < V, vwd[c]);
+  }
+  const bool scalar_gate = p.r.gate == gate_kind::scalar;
+  const bool raw = p.r.gate_raw && scalar_gate;
+  const uint32_t beta_bits = load_bits(p.beta, b * p.beta.stride[0] + h * p.beta.stride[2]);
+  const uint32_t gate_bits = scalar_gate ? load_bits(p.g, b * p.g.stride[0] + h * p.g.stride[2]) : 0u;
+  const uint32_t a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
+  const uint32_t bias_bits = raw && p.dt_bias.data ? load_bits(p.dt_bias, h * p.dt_bias.stride[0]) : 0u;
+  const bool per_token = p.token_indices.data != nullptr;
+  const int64_t store_slot =
+      per_token ? load_index(p.token_indices, b * p.token_indices.stride[0])
+                : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0]) : slot;
+  const operand& out = p.out;
+  const int64_t out_b = b * out.stride[0] + h * out.stride[2];
+
+  // Padding (slot -1 or out of range): zero output, the pool untouched.
+  if (slot < 0 || slot >= p.pool_slots) {
+    if (kl == 0 && kwp == 0) {
+      if constexpr (KL) {
+#pragma unroll
+        for (int j = 0; j < NR; ++j)
+          if (krow_value(j) < V) store_f(out, out_b + krow_value(j), 0.f);
+      } else {
+        float z[VEC];
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) z[e] = 0.f;
+#pragma unroll
+        for (int c = 0; c < NC; ++c)
+          if (vchunk_value(c) < V) store_run<VEC>(out, out_b + vchunk_value(c), z);
+      }
+    }
+    return;
+  }
+
+  // 3. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once.
+  const operand& pool = p.pool;
+  const int64_t row_stride = pool.stride[2];
+  auto row_of = [&](int r) { return KL ? krow_value(r) : key0(0) + r; };     // pool row
+  auto col_of = [&](int c) { return KL ? key0(c) : vchunk_value(c); };      // first column
+  auto in_range = [&](int r, int c) { return KL ? row_of(r) < V : col_of(c) < V; };
+  const char* head = static_cast<const char*>(pool.data) +
+                     (slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
+  uint32_t s[NR][W];
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      u32x4 x{0u, 0u, 0u, 0u};
+      if (in_range(r, c)) {
+        const char* at = head + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
+        x = G::stream_state ? load16_stream(at) : load16(at);
+      }
+      s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
+    }
+
+  // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
+  float kf[NK], qf[NK];
+#pragma unroll
+  for (int r = 0; r < KRUNS; ++r) {
+    float t[KRUN];
+    run_to_float<KRUN>(kw[r], p.k.type, t);
+#pragma unroll
+    for (int e = 0; e < KRUN; ++e) kf[r * KRUN + e] = t[e];
+    run_to_float<KRUN>(qw[r], p.q.type, t);
+#pragma unroll
+    for (int e = 0; e < KRUN; ++e) qf[r * KRUN + e] = t[e];
+  }
+  float kk = 0.f, qq = 0.f, kq = 0.f;
+#pragma unroll
+  for (int a = 0; a < NK; ++a) {
+    kk = fmaf(kf[a], kf[a], kk);
+    qq = fmaf(qf[a], qf[a], qq);
+    kq = fmaf(kf[a], qf[a], kq);
+  }
+  kq = group_sum<LK>(kq);
+  if (p.r.qk_l2norm) {
+    kk = group_sum<LK>(kk);
+    qq = group_sum<LK>(qq);
+  }
+  float d = 1.f;
+  if (scalar_gate)
+    d = decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
+                 bits_to_f(a_log_bits, p.a_log.type), raw);
+  float beta = bits_to_f(beta_bits, p.beta.type);
+  if (p.r.beta_logit) beta = 1.f / (1.f + expf(-beta));
+  float vf[NV];
+  if constexpr (KL) {
+#pragma unroll
+    for (int j = 0; j < NR; ++j) vf[j] = bits_to_f(vwd[j][0], p.v.type);
+  } else {
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      float t[VEC];
+      run_to_float<VEC>(vwd[c], p.v.type, t);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) vf[c * VEC + e] = t[e];
+    }
+  }
+
+  // 5. y = S^T q, then x = S^T k (two passes over the tile: q is dead before
+  // the second, which keeps fewer registers live), over this thread's keys,
+  // then over the LK lanes.
+  float x[NV], y[NV];
+#pragma unroll
+  for (int j = 0; j < NV; ++j) x[j] = y[j] = 0.f;
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int i = 0; i < NCOL; ++i) {
+      const int key = KL ? i : r, val = KL ? r : i;
+      y[val] = fmaf(tile_elem<S, W>(s[r], i), qf[key], y[val]);
+    }
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int i = 0; i < NCOL; ++i) {
+      const int key = KL ? i : r, val = KL ? r : i;
+      x[val] = fmaf(tile_elem<S, W>(s[r], i), kf[key], x[val]);
+    }
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    x[j] = group_sum<LK>(x[j]);
+    y[j] = group_sum<LK>(y[j]);
+  }
+  if constexpr (WK > 1) {
+    // V-last split over WK warps along K: finish x, y, k.k, q.q, k.q through
+    // shared memory (one barrier).
+    extern __shared__ f32x4 smem_vec[];
+    float* const red = reinterpret_cast<float*>(smem_vec);
+    const int vt = lp.v_tile;
+    float* const rs = red + WK * 2 * vt;  // per warp along K: k.k, q.q, k.q, -
+    if (kl == 0) {
+#pragma unroll
+      for (int c = 0; c < NC; ++c)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          const int lv = vchunk_value(c) - v0 + e;
+          red[(kwp * 2 + 0) * vt + lv] = x[c * VEC + e];
+          red[(kwp * 2 + 1) * vt + lv] = y[c * VEC + e];
+        }
+      if (vl == 0 && wv == 0) {
+        rs[kwp * 4 + 0] = kk;
+        rs[kwp * 4 + 1] = qq;
+        rs[kwp * 4 + 2] = kq;
+      }
+    }
+    block_sync();
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const int lv = vchunk_value(c) - v0 + e;
+        float xs = 0.f, ys = 0.f;
+#pragma unroll
+        for (int w = 0; w < WK; ++w) {
+          xs += red[(w * 2 + 0) * vt + lv];
+          ys += red[(w * 2 + 1) * vt + lv];
+        }
+        x[c * VEC + e] = xs;
+        y[c * VEC + e] = ys;
+      }
+    kk = qq = kq = 0.f;
+#pragma unroll
+    for (int w = 0; w < WK; ++w) {
+      kk += rs[w * 4 + 0];
+      qq += rs[w * 4 + 1];
+      kq += rs[w * 4 + 2];
+    }
+  }
+  float rk = 1.f, rq = p.r.scale;
+  if (p.r.qk_l2norm) {
+    rk = rsqrtf(kk + 1e-6f);
+    rq *= rsqrtf(qq + 1e-6f);
+  }
+  const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
+
+  // 6. u, the output, and the rank-1 update of the tile (in place, packed).
+  float uk[NV], o[NV];
+#pragma unroll
+  for (int j = 0; j < NV; ++j) {
+    const float u = beta * (vf[j] - dk_ * x[j]);
+    o[j] = fmaf(u, kqn, dq * y[j]);
+    uk[j] = u * rk;
+  }
+  if (kl == 0 && kwp == 0) {
+    if constexpr (KL) {
+#pragma unroll
+      for (int j = 0; j < NR; ++j)
+        if (krow_value(j) < V) store_f(out, out_b + krow_value(j), o[j]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        float t[VEC];
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) t[e] = o[c * VEC + e];
+        if (vchunk_value(c) < V) store_run<VEC>(out, out_b + vchunk_value(c), t);
+      }
+    }
+  }
+  if (store_slot < 0 || store_slot >= p.pool_slots) return;
+#pragma unroll
+  for (int r = 0; r < NR; ++r) {
+    if constexpr (S == dtype::f32) {
+#pragma unroll
+      for (int i = 0; i < NCOL; ++i) {
+        const int key = KL ? i : r, val = KL ? r : i;
+        s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, kf[key] * uk[val]));
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < NCOL; i += 2) {
+        const int k0 = KL ? i : r, k1 = KL ? i + 1 : r, v0 = KL ? r : i, v1 = KL ? r : i + 1;
+        const float lo = fmaf(tile_elem<S, W>(s[r], i), d, kf[k0] * uk[v0]);
+        const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, kf[k1] * uk[v1]);
+        s[r][i >> 1] = pack_halves<S>(lo, hi);
+      }
+    }
+  }
+  char* dst = const_cast<char*>(static_cast<const char*>(pool.data)) +
+              (store_slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+      if (in_range(r, c)) {
+        char* at = dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
+        const u32x4 x{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]};
+        if (G::stream_state) store16_stream(at, x);
+        else store16(at, x);
+      }
+}
+
+// One instance per (family, class, state dtype, layout, mode). Its body is
+// compiled only in the device pass of its own family: the host never launches another.
+template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
+__global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound))  // (()): HIP's macro splits on commas
     decode_kernel(const launch_params lp) {
-  if constexpr (Family == DK_ARCH_FAMILY) {
-    decode_body<geometry<Family, C, S, L>, S>(kernel_param(lp));
+  using G = geometry<Family, C, S, L, M>;
+  if constexpr (G::device_family == DK_ARCH_FAMILY) {
+    if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
+    else decode_body<G, S>(kernel_param(lp));
   } else {
     trap();
   }
+}
+
+// ---- launch shape (host) ----
+
+// Warps along V: as many as the shape allows (and V needs), halved while the
+// grid would give fewer than min_blocks_per_sm blocks to each SM.
+template <class G>
+int warps_along_v(int compute_units, const decode_problem& p) {
+  int w = G::shape.max_warps_v;
+  while (w > 1 && (w / 2) * G::v_per_warp >= p.dv) w /= 2;
+  const int64_t heads = int64_t(p.batch) * p.hv;
+  const int64_t want = int64_t(G::min_blocks_per_sm) * compute_units;
+  while (w > 1) {
+    const int tile = w * G::v_per_warp;
+    if (heads * ((p.dv + tile - 1) / tile) >= want) break;
+    w /= 2;
+  }
+  return w;
+}
+
+// Everything one launch of instance G needs.
+struct launch_shape {
+  launch_params lp;
+  int threads;
+  int64_t blocks;
+  size_t smem;  // dynamic shared memory, bytes
+};
+template <class G>
+launch_shape shape_of(int compute_units, const decode_problem& p) {
+  launch_shape ls;
+  const int wv = warps_along_v<G>(compute_units, p);
+  ls.lp.p = p;
+  ls.lp.v_tile = wv * G::v_per_warp;
+  ls.lp.v_shift = 0;
+  while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
+  ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
+  ls.threads = kWarpSize * G::warps_k * wv;
+  ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
+  const bool per_key = p.r.gate == gate_kind::per_key;
+  ls.smem = G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
+                  : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
+                                                            G::warps_k).total);
+  return ls;
+}
+
+// The mode a launch of `p` runs in family F (decode_mode in tuning/decode_shape.hpp).
+template <int F>
+decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c) {
+  using table = tuning::decode_tuning<F>;
+  if (!table::t1_kernels || p.tokens != 1 || p.r.gate == gate_kind::per_key ||
+      c == decode_class::generic)
+    return decode_mode::general;
+  const int64_t heads = int64_t(p.batch) * p.hv;
+  return heads < int64_t(table::t1_small_heads_per_sm) * compute_units ? decode_mode::t1_small
+                                                                      : decode_mode::t1;
 }
 
 }  // namespace dk::gpu::decode_detail

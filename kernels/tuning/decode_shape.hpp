@@ -32,18 +32,72 @@ struct decode_shape {
   int max_warps_v;
 };
 
+// Which kernel body a launch runs (kernels/decode/decode_kernel.cuh):
+//   general   any T, every gate kind and class: the T tokens' inputs staged in
+//             shared memory, the state tile in fp32 registers.
+//   t1        T = 1, gate none or scalar, K = 64 or 128: every thread loads its
+//             own q/k/v straight into registers (no shared memory, no barrier),
+//             16-bit state stays packed in registers (two per 32-bit word), so
+//             a thread holds twice the elements of an fp32 tile at the same
+//             register count.
+//   t1_small  the t1 body with the family's small-grid shape, for grids of
+//             fewer than t1_small_heads_per_sm * SMs (sequence, head) pairs:
+//             fewer elements per thread, more blocks, a shorter chain per block
+//             (latency-bound small batches).
+enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2 };
+
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
 //                      grid has fewer blocks than this per SM/CU;
 //   launch_bound       0, or the block size __launch_bounds__ promises when it
 //                      should exceed the real one: caps registers per thread
 //                      (CUDA: 64K / launch_bound) so more blocks stay resident.
+//   shape(c, k_last, state_bytes)              the general kernels' shapes;
+//   t1_shape(c, k_last, state_bytes, small)    the T = 1 kernels' (k128, k64;
+//                      K-last warps_k 1; for 16-bit state vec_chunks * 8
+//                      elements per row are held packed);
+//   t1_stream_state    streaming (evict-first) cache hints on the state;
+//   t1_kernels         whether T = 1 takes the t1 kernels at all;
+//   t1_launch_bound(k_last, state_bytes), t1_min_blocks_per_sm
+//                      as above, for the T = 1 kernels;
+//   t1_small_heads_per_sm                      where t1_small takes over (0: never).
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
+
+// The device pass that compiles a table's kernels: its own family, except for
+// tables a tuning tool defines on top of a real family (backends/*/tools).
+template <int Family>
+struct decode_device_family {
+  static constexpr int value = Family;
+};
 
 // Helper for tables: 16-byte vectors along K that cover `keys` with `lanes` lanes.
 constexpr int chunks_for(int keys, int lanes, int state_bytes) {
   return keys / (lanes * (16 / state_bytes));
+}
+
+// A T = 1 shape from a table's knobs: `lanes` along K, `rows` per thread (K-last:
+// values; V-last: keys), for K = 128. K-last rows are whole 16-byte vectors
+// along K (K = 64 halves the lanes); `small` (the t1_small shape) halves the
+// K-last rows. V-last threads hold one 16-byte vector along V, and K is split
+// over lanes x rows x warps_k = K warps (K = 64: half the warps, or half the
+// lanes when there is one); max_warps_v counts warps per block, so V-last
+// blocks have max_warps_v / warps_k warps along V (at least one).
+constexpr decode_shape t1_shape_from(decode_class c, bool k_last, int state_bytes, bool small,
+                                     int lanes, int rows, int max_warps_v) {
+  const int keys = c == decode_class::k64 ? 64 : 128;
+  if (k_last) {
+    const int l = keys == 64 ? lanes / 2 : lanes;
+    const int r = small && rows > 1 ? rows / 2 : rows;
+    return {l, chunks_for(keys, l, state_bytes), r, 1, max_warps_v};
+  }
+  int wk = keys / (lanes * rows), l = lanes;
+  if (wk < 1) {
+    wk = 1;
+    l = keys / rows;
+  }
+  const int wv = max_warps_v / wk > 0 ? max_warps_v / wk : 1;
+  return {l, 1, rows, wk, wv};
 }
 
 }  // namespace dk::tuning

@@ -23,6 +23,8 @@ template <>
 struct decode_tuning<90> {
   static constexpr int min_blocks_per_sm = 4;
   static constexpr int launch_bound = 768;  // <= 80 registers per thread
+  // General kernels: elements per thread of each staged operand loaded at once.
+  static constexpr int stage_rounds = 2;
 
   static constexpr decode_shape shape(decode_class c, bool k_last, int state_bytes) {
     if (k_last) {
@@ -44,6 +46,50 @@ struct decode_tuning<90> {
       case decode_class::k64: return {4, 1, 4, 4, 2};
       default: return state_bytes == 4 ? decode_shape{4, 1, 8, 8, 1} : decode_shape{8, 1, 4, 8, 1};
     }
+  }
+
+  // T = 1 kernels (decode_mode::t1 / t1_small; tuning/decode_shape.hpp), as
+  // measured on the H200 (kernels/decode/NOTES.md, runs 1-2 of
+  // backends/cuda/tools/decode-sweep-t1; graph replays, L2 flushed):
+  // - K-last fp32: 16 lanes x 8 keys x 4 rows, <= 80 registers, one-warp blocks:
+  //   B=512 551 us (92 % of copy); 8 lanes x 16 keys x 2 rows -5 %, 64 B per
+  //   thread at 64 registers -4 %, blocks of 2/4 warps -1/-2 %.
+  // - K-last 16-bit: 8 lanes x 16 keys x 4 rows packed (128 B per thread, 96
+  //   registers): 327 us at B=512; 16 lanes x 8 keys x 8 rows at 124 registers
+  //   356 us, x 4 rows at 64 registers 330 us.
+  // - V-last: 4 lanes x 8 keys x 4 warps along K, 128-byte runs per row: fp32
+  //   B=512 555 us (K-last 551); 16 lanes (all of K in one warp, 32-byte runs)
+  //   918 us, 8 lanes 692 us: a warp load touching 16 lines of 128 B saturates
+  //   the L1 tag rate.
+  // - Streaming cache hints (ld/st.global.cs) on the state: 1-3 % slower.
+  static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
+  static constexpr int t1_min_blocks_per_sm = 8;
+  static constexpr int t1_small_heads_per_sm = 2;
+  // Small grids: blocks of up to t1_small_max_warps_v warps, at least
+  // t1_small_min_blocks_per_sm per SM (fewer, larger blocks than 1-warp ones:
+  // each block costs the launch about a nanosecond, exposed when there is little data).
+  static constexpr int t1_small_max_warps_v = 4;
+  static constexpr int t1_small_min_blocks_per_sm = 1;
+  // Per layout and state width (f32 / 16-bit): lanes along K, rows per thread
+  // (K-last: values; V-last: keys), and the register cap (launch bound).
+  static constexpr int t1_klast_f32_lanes = 16, t1_klast_f32_rows = 4, t1_klast_f32_bound = 768;
+  static constexpr int t1_klast_b16_lanes = 8, t1_klast_b16_rows = 4, t1_klast_b16_bound = 640;
+  static constexpr int t1_vlast_f32_lanes = 4, t1_vlast_f32_rows = 8, t1_vlast_f32_bound = 896;
+  static constexpr int t1_vlast_b16_lanes = 4, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 512;
+  static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
+  static constexpr int t1_max_warps_v = 1;
+
+  static constexpr int t1_launch_bound(bool k_last, int state_bytes) {
+    return k_last ? (state_bytes == 4 ? t1_klast_f32_bound : t1_klast_b16_bound)
+                  : (state_bytes == 4 ? t1_vlast_f32_bound : t1_vlast_b16_bound);
+  }
+  static constexpr decode_shape t1_shape(decode_class c, bool k_last, int state_bytes, bool small) {
+    return t1_shape_from(c, k_last, state_bytes, small,
+                         k_last ? (state_bytes == 4 ? t1_klast_f32_lanes : t1_klast_b16_lanes)
+                                : (state_bytes == 4 ? t1_vlast_f32_lanes : t1_vlast_b16_lanes),
+                         k_last ? (state_bytes == 4 ? t1_klast_f32_rows : t1_klast_b16_rows)
+                                : (state_bytes == 4 ? t1_vlast_f32_rows : t1_vlast_b16_rows),
+                         small ? t1_small_max_warps_v : t1_max_warps_v);
   }
 };
 

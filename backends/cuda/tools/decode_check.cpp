@@ -38,7 +38,10 @@ namespace {
 #define DK_CU_FUNCS(X)                                                                   \
   X(cuInit) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyDtoDAsync) X(cuEventCreate) X(cuEventDestroy)    \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemsetD8Async)       \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)  \
+  X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuStreamSynchronize) X(cuModuleLoadData)    \
+  X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel)
 #define DK_STR2(x) #x
 #define DK_STR(x) DK_STR2(x)
 struct driver_api {
@@ -555,12 +558,84 @@ std::vector<case_desc> check_cases(bool small) {
     c.token_slots = true;
     add(c);
   }
+  // T = 1 (the t1 kernels): both layouts and grid sizes (t1_small below
+  // t1_small_heads_per_sm * SMs heads, t1 above), every state dtype, K = 64/128.
+  {
+    case_desc c{"t1 klast bf16 state raw B=24 out_slots pad", 24, 1, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 klast f32 raw B=40 GVA4 strided", 40, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 klast f16 state none K=64 V=128", 5, 1, 2, 4, 64, 128};
+    c.gate = DK_GATE_NONE;
+    c.io = c.state = elem::f16;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 klast f32 K=128 V=80 token_slots", 6, 1, 2, 4, 128, 80};
+    c.token_slots = true;
+    c.logit = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast f32 io f32 token_slots strided", 5, 1, 2, 4, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.token_slots = c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast bf16 state raw B=40 pad", 40, 1, 4, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast bf16 state K=V=64 idx64 out_slots", 7, 1, 1, 4, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.idx64 = c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast f16 state K=128 V=48 none", 3, 1, 1, 2, 128, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.gate = DK_GATE_NONE;
+    c.io = c.state = elem::f16;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast f32 K=64 V=256 raw bf16 gates", 4, 1, 2, 2, 64, 256};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.gates = elem::bf16;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key (general kernel)", 4, 1, 2, 4, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.l2norm = true;
+    add(c);
+  }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
     std::vector<case_desc> sub;
     for (size_t i : {size_t(1), size_t(4), size_t(7), size_t(9), size_t(10), size_t(11), size_t(12),
                      size_t(13), size_t(15), size_t(17), size_t(19)})
       if (i < cs.size()) sub.push_back(cs[i]);
     for (auto& c : sub) c.B = std::min(c.B, 3);
+    for (const case_desc& c : cs)  // the T = 1 kernels, both grid sizes (B = 24, 40 stay)
+      if (c.name.rfind("t1 ", 0) == 0) sub.push_back(c);
     return sub;
   }
   return cs;
@@ -573,13 +648,18 @@ struct bench_case {
   elem state;
   dk_state_layout layout = DK_STATE_K_LAST;
   dk_gate_kind gate = DK_GATE_SCALAR;
+  bool pad = false;  // every index -1: launch + index load + zero output (the latency floor)
 };
+
+// L2 flush for the graph timings: a memset of max(256 MiB, 4 x L2) before each replay.
+CUdeviceptr g_flush = 0;
+const size_t kFlushBytes = size_t(256) << 20;
 
 // "qwen3next/b128/t1/f32/klast/scalar": the name --only selects.
 std::string label_of(const bench_case& c) {
   return std::string(c.workload) + "/b" + std::to_string(c.B) + "/t" + std::to_string(c.T) + "/" +
          elem_name(c.state) + (c.layout == DK_STATE_K_LAST ? "/klast/" : "/vlast/") +
-         (c.gate == DK_GATE_PER_KEY ? "per-key" : "scalar");
+         (c.gate == DK_GATE_PER_KEY ? "per-key" : "scalar") + (c.pad ? "/pad" : "");
 }
 
 double measure_copy_gbps() {
@@ -609,6 +689,125 @@ double measure_copy_gbps() {
   cu.cuMemFree(a);
   cu.cuMemFree(b);
   return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+// ---- reference timings: what the graph-replay timer costs by itself ----
+// Kernels JIT-compiled from PTX (no CUDA runtime here): an empty one; one that
+// loads a word and stores it (one dependent trip to memory, like a padded
+// decode); one that loads an index, then a word at that index, then stores
+// (two dependent trips: the least any T = 1 decode does).
+const char* const kRefPtx = R"(
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry dk_empty() { ret; }
+.visible .entry dk_chain1(.param .u64 idx, .param .u64 out) {
+  .reg .u64 %rd<4>; .reg .u32 %r<2>;
+  ld.param.u64 %rd1, [idx]; ld.param.u64 %rd2, [out];
+  ld.global.u32 %r1, [%rd1];
+  st.global.u32 [%rd2], %r1;
+  ret;
+}
+.visible .entry dk_chain2(.param .u64 idx, .param .u64 base, .param .u64 out) {
+  .reg .u64 %rd<8>; .reg .u32 %r<3>;
+  ld.param.u64 %rd1, [idx]; ld.param.u64 %rd2, [base]; ld.param.u64 %rd3, [out];
+  ld.global.u32 %r1, [%rd1];
+  mul.wide.u32 %rd4, %r1, 4;
+  add.u64 %rd5, %rd2, %rd4;
+  ld.global.u32 %r2, [%rd5];
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+)";
+
+// Median of `n` graph replays of what `enqueue` puts on the stream, each after
+// the L2 flush; 0 when capture fails.
+template <class Enqueue>
+double graph_median_us(Enqueue&& enqueue, int n = 60, int warm = 10) {
+  if (!g_flush) return 0;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  if (cu.cuStreamBeginCapture(CUstream(g_stream), CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) return 0;
+  const bool queued = enqueue();
+  const bool ok_capture = cu.cuStreamEndCapture(CUstream(g_stream), &graph) == CUDA_SUCCESS && queued &&
+                          cu.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
+  if (graph) cu.cuGraphDestroy(graph);
+  if (!ok_capture) return 0;
+  CUevent e0, e1;
+  cu.cuEventCreate(&e0, 0);
+  cu.cuEventCreate(&e1, 0);
+  std::vector<float> ms;
+  for (int i = 0; i < n + warm; ++i) {
+    cu.cuMemsetD8Async(g_flush, static_cast<unsigned char>(i), kFlushBytes, CUstream(g_stream));
+    cu.cuEventRecord(e0, CUstream(g_stream));
+    cu.cuGraphLaunch(exec, CUstream(g_stream));
+    cu.cuEventRecord(e1, CUstream(g_stream));
+    cu.cuEventSynchronize(e1);
+    float t = 0;
+    cu.cuEventElapsedTime(&t, e0, e1);
+    if (i >= warm) ms.push_back(t);
+  }
+  cu.cuEventDestroy(e0);
+  cu.cuEventDestroy(e1);
+  cu.cuGraphExecDestroy(exec);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2] * 1e3;
+}
+
+void print_ref_row(const char* what, int B, double mb, double g_us, double copy_gbps) {
+  const double gbps = g_us > 0 ? mb * 1e6 / (g_us * 1e-6) / 1e9 : 0.0;
+  std::printf("| %-9s | %4d |  1 | f32  | klast | %-8s | %-33s | %9s | %8.1f | %8.1f | %5s  | %6s | %9.2f | %5.1f%% |\n",
+              what, B, "ref", "(graph, L2 flushed)", "-", mb, gbps, "-", "-", g_us,
+              copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
+}
+
+// The reference rows: launch floor, one and two dependent memory trips, and a
+// device copy of the bytes a Qwen3-Next fp32 decode of batch B moves.
+void run_reference(double copy_gbps) {
+  CUmodule mod = nullptr;
+  CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr;
+  if (cu.cuModuleLoadData(&mod, kRefPtx) != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_empty, mod, "dk_empty") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_chain1, mod, "dk_chain1") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS) {
+    std::printf("  (reference kernels: PTX JIT failed)\n");
+    if (mod) cu.cuModuleUnload(mod);
+    return;
+  }
+  const size_t slot_bytes = size_t(32) * 128 * 128 * 4;  // Qwen3-Next fp32 state of one sequence
+  const size_t max_bytes = 512 * slot_bytes;
+  CUdeviceptr src = 0, dst = 0, words = 0;
+  if (cu.cuMemAlloc(&src, max_bytes) != CUDA_SUCCESS || cu.cuMemAlloc(&dst, max_bytes) != CUDA_SUCCESS ||
+      cu.cuMemAlloc(&words, 4096) != CUDA_SUCCESS) {
+    std::printf("  (reference rows: allocation failed)\n");
+  } else {
+    cu.cuMemsetD8Async(words, 0, 4096, CUstream(g_stream));
+    cu.cuMemsetD8Async(src, 1, max_bytes, CUstream(g_stream));
+    CUdeviceptr idx = words, out = words + 1024, base = src;
+    void* a0[] = {nullptr};
+    void* a1[] = {&idx, &out};
+    void* a2[] = {&idx, &base, &out};
+    auto launch = [&](CUfunction f, void** args) {
+      return [=]() {
+        return cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, CUstream(g_stream), args, nullptr) == CUDA_SUCCESS;
+      };
+    };
+    print_ref_row("ref-empty", 1, 0.0, graph_median_us(launch(f_empty, a0)), copy_gbps);
+    print_ref_row("ref-trip1", 1, 0.0, graph_median_us(launch(f_chain1, a1)), copy_gbps);
+    print_ref_row("ref-trip2", 1, 0.0, graph_median_us(launch(f_chain2, a2)), copy_gbps);
+    for (int B : {1, 8, 32, 128, 512}) {
+      const size_t n = size_t(B) * slot_bytes;
+      const double us = graph_median_us([&] {
+        return cu.cuMemcpyDtoDAsync(dst, src, n, CUstream(g_stream)) == CUDA_SUCCESS;
+      });
+      print_ref_row("ref-copy", B, 2.0 * n / 1e6, us, copy_gbps);
+    }
+  }
+  cu.cuStreamSynchronize(CUstream(g_stream));
+  if (words) cu.cuMemFree(words);
+  if (dst) cu.cuMemFree(dst);
+  if (src) cu.cuMemFree(src);
+  cu.cuModuleUnload(mod);
 }
 
 bool run_bench(const bench_case& c, double copy_gbps) {
@@ -651,7 +850,7 @@ bool run_bench(const bench_case& c, double copy_gbps) {
   }
   std::vector<int32_t> idx(size_t(iters + warm) * B);
   for (int i = 0; i < iters + warm; ++i)
-    for (int b = 0; b < B; ++b) idx[size_t(i) * B + b] = int32_t((int64_t(i) * B + b) % P);
+    for (int b = 0; b < B; ++b) idx[size_t(i) * B + b] = c.pad ? -1 : int32_t((int64_t(i) * B + b) % P);
   if (!(didx.alloc(idx.size() * 4) && didx.upload(idx.data(), idx.size() * 4))) return false;
 
   const dk_dtype bt = dtype_of(io), ft = dtype_of(elem::f32);
@@ -710,18 +909,46 @@ bool run_bench(const bench_case& c, double copy_gbps) {
       host_us.push_back(std::chrono::duration<double, std::micro>(h1 - h0).count());
     }
   }
+  // Graph replays with the L2 flushed before each (as dk_bench times them): one
+  // captured call, its slots fixed (the flush keeps them out of L2).
+  std::vector<float> gms;
+  if (g_flush) {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    bool captured = cu.cuStreamBeginCapture(CUstream(g_stream), CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS;
+    const dk_status s = captured ? dk_decode_run(g_ctx, &cfg, &a, g_stream) : DK_STATUS_DEVICE_ERROR;
+    captured = captured && cu.cuStreamEndCapture(CUstream(g_stream), &graph) == CUDA_SUCCESS &&
+               s == DK_STATUS_SUCCESS && cu.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
+    if (graph) cu.cuGraphDestroy(graph);
+    for (int i = 0; captured && i < iters + warm; ++i) {
+      cu.cuMemsetD8Async(g_flush, static_cast<unsigned char>(i), kFlushBytes, CUstream(g_stream));
+      cu.cuEventRecord(e0, CUstream(g_stream));
+      cu.cuGraphLaunch(exec, CUstream(g_stream));
+      cu.cuEventRecord(e1, CUstream(g_stream));
+      cu.cuEventSynchronize(e1);
+      float t = 0;
+      cu.cuEventElapsedTime(&t, e0, e1);
+      if (i >= warm) gms.push_back(t);
+    }
+    if (exec) cu.cuGraphExecDestroy(exec);
+    if (!captured) std::printf("  (graph capture failed for %s)\n", label_of(c).c_str());
+  }
   cu.cuEventDestroy(e0);
   cu.cuEventDestroy(e1);
   std::sort(ms.begin(), ms.end());
+  std::sort(gms.begin(), gms.end());
   std::sort(host_us.begin(), host_us.end());
   const double t_us = ms[ms.size() / 2] * 1e3;
-  const double bytes = 2.0 * B * slot_bytes + 2.0 * B * T * HQ * K * 2 + 2.0 * B * T * HV * V * 2 +
-                       double(B) * T * HV * (gw + 1) * 4;
+  const double g_us = gms.empty() ? 0.0 : gms[gms.size() / 2] * 1e3;
+  const double bytes = (c.pad ? 0.0 : 2.0 * B * slot_bytes) + 2.0 * B * T * HQ * K * 2 +
+                       2.0 * B * T * HV * V * 2 + double(B) * T * HV * (gw + 1) * 4;
   const double gbps = bytes / (t_us * 1e-6) / 1e9;
-  std::printf("| %-9s | %4d | %2d | %-4s | %-5s | %-8s | %-30s | %9.2f | %8.1f | %8.1f | %5.1f%% | %6.2f |\n",
+  const double g_gbps = g_us > 0 ? bytes / (g_us * 1e-6) / 1e9 : 0.0;
+  std::printf("| %-9s | %4d | %2d | %-4s | %-5s | %-8s | %-33s | %9.2f | %8.1f | %8.1f | %5.1f%% | %6.2f | %9.2f | %5.1f%% |\n",
               c.workload, B, T, elem_name(c.state), k_last ? "klast" : "vlast",
-              c.gate == DK_GATE_PER_KEY ? "per-key" : "scalar", impl, t_us, bytes / 1e6, gbps,
-              copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, host_us[host_us.size() / 2]);
+              c.pad ? "pad" : c.gate == DK_GATE_PER_KEY ? "per-key" : "scalar", impl, t_us, bytes / 1e6, gbps,
+              copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0, host_us[host_us.size() / 2], g_us,
+              copy_gbps > 0 ? 100.0 * g_gbps / copy_gbps : 0.0);
   return true;
 }
 
@@ -771,12 +998,15 @@ int main(int argc, char** argv) {
   } else if (bench && cu.cuInit(0) == CUDA_SUCCESS && cu.cuDevicePrimaryCtxRetain(&primary, 0) == CUDA_SUCCESS &&
       cu.cuCtxSetCurrent(primary) == CUDA_SUCCESS) {
     const double copy = measure_copy_gbps();
+    if (cu.cuMemAlloc(&g_flush, kFlushBytes) != CUDA_SUCCESS) g_flush = 0;
     std::printf("== decode timings (bf16 q/k/v/out, raw gates, beta logit, l2norm; median of 60 "
-                "event-timed calls; slots rotate through a >= 1 GiB pool)\n");
+                "event-timed calls; time: eager, slots rotate through a >= 1 GiB pool; graph: "
+                "CUDA-graph replays, %zu MiB L2 flush before each)\n", kFlushBytes >> 20);
     std::printf("device-to-device copy: %.0f GB/s (read + write)\n", copy);
-    std::printf("| workload  |    B |  T | S    | pool  | gate     | implementation                 |   time us |  MB moved |     GB/s |  %%copy | host us |\n");
-    std::printf("|-----------|------|----|------|-------|----------|--------------------------------|-----------|----------|----------|--------|---------|\n");
+    std::printf("| workload  |    B |  T | S    | pool  | gate     | implementation                    |   time us |  MB moved |     GB/s |  %%copy | host us |  graph us | g%%copy |\n");
+    std::printf("|-----------|------|----|------|-------|----------|-----------------------------------|-----------|----------|----------|--------|---------|-----------|--------|\n");
     const bench_case cases[] = {
+        {"floor", 1, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_SCALAR, true},
         {"contest", 1, 1, 4, 8, 128, 128, elem::f32},
         {"contest", 1, 1, 4, 8, 128, 128, elem::bf16},
         {"qwen3next", 1, 1, 16, 32, 128, 128, elem::f32},
@@ -792,16 +1022,23 @@ int main(int argc, char** argv) {
         {"mtp", 32, 4, 16, 32, 128, 128, elem::f32},
         {"mtp", 32, 4, 16, 32, 128, 128, elem::bf16},
         {"mtp16", 32, 16, 16, 32, 128, 128, elem::f32},
+        {"vlast", 32, 1, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
         {"vlast", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
+        {"vlast", 512, 1, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
+        {"vlast", 32, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_V_LAST},
         {"vlast", 128, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_V_LAST},
+        {"vlast", 512, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_V_LAST},
+        {"vlast-mtp", 32, 4, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
         {"kda", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
         {"kv64", 128, 1, 16, 32, 64, 64, elem::f32},
     };
+    if (!only) run_reference(copy);
     for (const bench_case& c : cases) {
       if (only && label_of(c) != only) continue;
       if (!run_bench(c, copy)) ++failed;
     }
   }
+  if (g_flush) cu.cuMemFree(g_flush);
   if (primary) cu.cuDevicePrimaryCtxRelease(0);
   dk_stream_destroy(g_ctx, g_stream);
   dk_context_destroy(g_ctx);
