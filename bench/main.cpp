@@ -1,0 +1,331 @@
+// dk_bench: the standard workloads of SPEC §7 over the public C API.
+//
+//   dk_bench [--backend cpu|cuda|hip] [--device N] [--quick] [--filter SUBSTR]...
+//            [--rounds N] [--repeat N] [--warmup N] [--json FILE] [--commit ID]
+//            [--invocation TEXT] [--list]
+//
+// Every workload's tensors are set up once. Then --rounds passes go over all
+// workloads; in each, a workload gets warm-up calls and its share of --repeat
+// calls, each timed alone after a cache flush (timer.hpp), and the device copy
+// bandwidth is measured again. Spreading the samples over the whole run makes
+// the medians robust to slow drifts of a shared machine. The first round also
+// times decode replayed from a CUDA/HIP graph and the host time per eager call.
+// A table goes to stdout, progress to stderr, records to --json.
+#include <deltakit/deltakit.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "buffers.hpp"
+#include "host_load.hpp"
+#include "options.hpp"
+#include "report.hpp"
+#include "timer.hpp"
+#include "workloads.hpp"
+
+#ifndef DKB_COMMIT
+#define DKB_COMMIT "unknown"
+#endif
+
+namespace dkb {
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+dk_backend backend_id(const std::string& name) {
+  return name == "cuda" ? DK_BACKEND_CUDA : name == "hip" ? DK_BACKEND_HIP : DK_BACKEND_CPU;
+}
+
+// The context for --backend/--device, or the best device present.
+dk_status open_context(const options& o, dk_context** ctx) {
+  if (!o.backend.empty()) return dk_context_create(backend_id(o.backend), o.device, ctx);
+  dk_backend compiled[8];
+  int32_t n = 0;
+  if (dk_status s = dk_backends_compiled(compiled, 8, &n); s != DK_STATUS_SUCCESS) return s;
+  for (int32_t i = 0; i < std::min<int32_t>(n, 8); ++i) {
+    int32_t count = 0;
+    if (dk_device_count(compiled[i], &count) == DK_STATUS_SUCCESS && count > o.device)
+      return dk_context_create(compiled[i], o.device, ctx);
+  }
+  return dk_context_create_best(ctx);
+}
+
+std::unique_ptr<timer> open_timer(dk_context* ctx, const dk_device_info& info, std::string* why) {
+  switch (info.backend) {
+    case DK_BACKEND_CPU:
+      return make_cpu_timer(ctx, why);
+#if DKB_WITH_CUDA
+    case DK_BACKEND_CUDA:
+      return make_cuda_timer(ctx, info.device_id, why);
+#endif
+#if DKB_WITH_HIP
+    case DK_BACKEND_HIP:
+      return make_hip_timer(ctx, info.device_id, why);
+#endif
+    default:
+      *why = std::string("this dk_bench was built without timing for backend ") +
+             dk_backend_name(static_cast<dk_backend>(info.backend));
+      return nullptr;
+  }
+}
+
+// Device-to-device dk_memcpy of 1 GiB (256 MiB on the CPU): `samples` more
+// copy times appended to run->copy_us; GB/s = (bytes read + written) / median.
+void measure_copy(dk_context* ctx, timer& t, int samples, run_info* run) {
+  void *src = nullptr, *dst = nullptr;
+  check(dk_malloc(ctx, run->copy_bytes, &src), "dk_malloc (copy bandwidth)");
+  if (dk_status s = dk_malloc(ctx, run->copy_bytes, &dst); s != DK_STATUS_SUCCESS) {
+    dk_free(ctx, src);
+    check(s, "dk_malloc (copy bandwidth)");
+  }
+  dk_status s = dk_memset(ctx, src, 0x5a, run->copy_bytes, t.stream());
+  if (s == DK_STATUS_SUCCESS) s = dk_memset(ctx, dst, 0, run->copy_bytes, t.stream());
+  if (s == DK_STATUS_SUCCESS)
+    s = t.time_calls(
+        [&](void* stream) {
+          return dk_memcpy(ctx, dst, src, run->copy_bytes, DK_COPY_DEVICE_TO_DEVICE, stream);
+        },
+        1, samples, false, &run->copy_us);
+  dk_free(ctx, src);
+  dk_free(ctx, dst);
+  check(s, "dk_memcpy (copy bandwidth)");
+  run->copy_gbps = 2.0 * double(run->copy_bytes) / (summarize(run->copy_us).median * 1e3);
+}
+
+// A workload being measured: its result so far and its device tensors.
+struct entry {
+  result r;
+  std::unique_ptr<bench_case> c;
+};
+
+// Allocates, fills and queries one workload; failures land in the result.
+entry prepare(dk_context* ctx, const workload& w) {
+  entry e;
+  e.r.w = w;
+  try {
+    e.c = make_case(ctx, w);
+    const char* impl = nullptr;
+    dk_status s = e.c->query(&impl);
+    if (impl) e.r.impl = impl;
+    if (s != DK_STATUS_SUCCESS) {
+      e.r.status = s == DK_STATUS_UNSUPPORTED ? "unsupported" : "failed";
+      e.r.message = std::string(dk_status_string(s)) + ": " + dk_last_error();
+      e.c.reset();
+    }
+  } catch (const std::exception& ex) {  // dk_failure, or host memory exhausted
+    e.r.status = "failed";
+    e.r.message = ex.what();
+    e.c.reset();
+  }
+  return e;
+}
+
+// A round of a cheap workload keeps taking samples (up to kMaxSampleFactor
+// times its share) until it has lasted kMinRoundSeconds: the median of a call
+// of tens of microseconds needs many samples to settle on a shared machine.
+constexpr double kMinRoundSeconds = 0.25;
+constexpr int kMaxSampleFactor = 8;
+
+// One round of one workload: warm-up and at least `samples` timed calls; in
+// the first round also the host time per call and the graph replays (decode).
+void measure_round(timer& t, const run_info& run, int samples, bool first, entry* e) {
+  result& r = e->r;
+  bench_case* c = e->c.get();
+  auto launch = [c](void* stream) { return c->launch(stream); };
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    check(t.time_calls(launch, run.warmup, samples, true, &r.us), "timed calls");
+    for (int taken = samples; taken < kMaxSampleFactor * samples;) {
+      const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+      if (spent.count() >= kMinRoundSeconds) break;
+      const int more = std::min(samples, kMaxSampleFactor * samples - taken);
+      check(t.time_calls(launch, 0, more, true, &r.us), "timed calls");
+      taken += more;
+    }
+    if (first && !t.synchronous())
+      check(t.host_time(launch, std::max(samples, 20), &r.host_us), "host time");
+    if (first && r.w.op == "decode" &&
+        !t.time_graph(launch, 3, samples, true, &r.graph_us, &r.graph_note))
+      r.graph_us.clear();
+  } catch (const dk_failure& ex) {
+    r.status = "failed";
+    r.message = ex.what();
+    r.us.clear();
+    e->c.reset();
+  }
+}
+
+// After the last round: host time on synchronous backends, output check, free.
+void finish(entry* e, bool synchronous) {
+  result& r = e->r;
+  if (!e->c) return;
+  if (synchronous) r.host_us = summarize(r.us).median;  // a call returns when its work is done
+  try {
+    if (int64_t bad = e->c->non_finite_outputs(); bad > 0) {
+      r.status = "bad_output";
+      r.message = std::to_string(bad) + " non-finite output values";
+    }
+  } catch (const dk_failure& ex) {
+    r.status = "failed";
+    r.message = ex.what();
+  }
+  e->c.reset();
+}
+
+// Progress on stderr: one line per step, rewritten in place on a terminal.
+void progress(const char* step, const std::string& name, const std::string& what,
+              double elapsed_s) {
+  static const bool tty = isatty(fileno(stderr));
+  std::fprintf(stderr, tty ? "\r\033[K[%s %4.0fs] %s %s" : "[%s %4.0fs] %s %s\n", step, elapsed_s,
+               name.c_str(), what.c_str());
+  std::fflush(stderr);
+}
+
+int bench_main(int argc, char** argv) {
+  options o;
+  if (int rc = parse_options(argc, argv, DKB_COMMIT, &o)) return rc < 0 ? 0 : rc;
+
+  std::vector<workload> selected;
+  for (const workload& w : standard_workloads(o.quick)) {
+    bool keep = o.filters.empty();
+    for (const std::string& f : o.filters) keep = keep || w.name.find(f) != std::string::npos;
+    if (keep) selected.push_back(w);
+  }
+  if (o.list) {
+    for (const workload& w : selected) std::printf("%s\n", w.name.c_str());
+    return 0;
+  }
+  if (selected.empty()) {
+    std::fprintf(stderr, "dk_bench: no workload matches the filters (see --list)\n");
+    return 2;
+  }
+
+  dk_context* ctx = nullptr;
+  if (dk_status s = open_context(o, &ctx); s != DK_STATUS_SUCCESS) {
+    std::fprintf(stderr, "dk_bench: cannot open %s device %d: %s: %s\n",
+                 o.backend.empty() ? "a" : o.backend.c_str(), o.device, dk_status_string(s),
+                 dk_last_error());
+    return 2;
+  }
+  std::unique_ptr<dk_context, dk_status (*)(dk_context*)> ctx_guard(ctx, dk_context_destroy);
+
+  run_info run;
+  run.commit = o.commit;
+  run.command = o.command;
+  run.invocation = o.invocation;
+  run.mode = o.quick ? "quick" : "full";
+  run.timestamp = utc_now();
+  dk_context_device_info(ctx, &run.device);
+  run.backend = dk_backend_name(static_cast<dk_backend>(run.device.backend));
+  const bool on_cpu = run.device.backend == DK_BACKEND_CPU;
+  std::string why;
+  std::unique_ptr<timer> t = open_timer(ctx, run.device, &why);  // destroyed before ctx
+  if (!t) {
+    std::fprintf(stderr, "dk_bench: %s\n", why.c_str());
+    return 2;
+  }
+  run.toolkit = t->toolkit();
+  run.timer_method = t->method();
+  run.flush_bytes = t->flush_bytes();
+  run.rounds = o.rounds > 0 ? o.rounds : 3;
+  run.repeat = std::max(o.repeat > 0 ? o.repeat : o.quick ? 45 : 60, run.rounds);
+  run.warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
+  run.copy_bytes = std::size_t(on_cpu ? 256 : 1024) << 20;
+  run.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  run.load_before = load_average();
+  run.busy_before = other_runnable_tasks();
+
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::fprintf(stderr, "dk_bench: %s on %s (%s), %zu workloads x %d rounds, mode %s\n",
+               run.backend.c_str(), run.device.name, run.device.arch, selected.size(), run.rounds,
+               run.mode.c_str());
+  if (on_cpu && run.busy_before >= 0.5)
+    std::fprintf(stderr,
+                 "dk_bench: warning: %.1f other runnable tasks on %d cores: other work shares "
+                 "these cores and CPU timings will be noisy\n",
+                 run.busy_before, run.cores);
+
+  std::vector<entry> entries;
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    char step[32];
+    std::snprintf(step, sizeof step, "setup %zu/%zu", i + 1, selected.size());
+    progress(step, selected[i].name, "", elapsed());
+    entries.push_back(prepare(ctx, selected[i]));
+    if (entries.back().r.status == "failed")
+      std::fprintf(stderr, "\ndk_bench: %s: %s\n", selected[i].name.c_str(),
+                   entries.back().r.message.c_str());
+  }
+
+  for (int round = 0; round < run.rounds; ++round) {
+    // This round's share of the timed calls (the first rounds take the remainder).
+    const int samples = run.repeat / run.rounds + (round < run.repeat % run.rounds ? 1 : 0);
+    try {
+      measure_copy(ctx, *t, std::max(samples / 2, 3), &run);
+    } catch (const dk_failure& e) {
+      std::fprintf(stderr, "\ndk_bench: copy bandwidth: %s\n", e.what());
+      return 1;
+    }
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      entry& e = entries[i];
+      if (!e.c) continue;
+      char step[48];
+      std::snprintf(step, sizeof step, "round %d/%d %zu/%zu", round + 1, run.rounds, i + 1,
+                    entries.size());
+      progress(step, e.r.w.name, "...", elapsed());
+      const double busy = other_runnable_tasks();
+      const std::size_t before = e.r.us.size();
+      measure_round(*t, run, samples, round == 0, &e);
+      e.r.busy = std::max({e.r.busy, busy, other_runnable_tasks()});
+      std::string what = e.r.status;
+      if (e.c) {
+        std::vector<double> mine(e.r.us.begin() + before, e.r.us.end());
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.2f us%s", summarize(mine).median,
+                      on_cpu && busy >= 0.5 ? " (host busy: noisy)" : "");
+        what = buf;
+      }
+      progress(step, e.r.w.name, what, elapsed());
+      if (e.r.status == "failed") std::fprintf(stderr, "\ndk_bench: %s\n", e.r.message.c_str());
+      if (round == 0 && e.c && e.r.w.op == "decode" && e.r.graph_us.empty() && !on_cpu)
+        std::fprintf(stderr, "\ndk_bench: %s: no graph timing: %s\n", e.r.w.name.c_str(),
+                     e.r.graph_note.c_str());
+    }
+  }
+  for (entry& e : entries) finish(&e, t->synchronous());
+  if (isatty(fileno(stderr))) std::fputc('\n', stderr);
+  run.load_after = load_average();
+  run.busy_after = other_runnable_tasks();
+  std::fprintf(stderr, "dk_bench: done in %.1f s; copy bandwidth %.1f GB/s\n", elapsed(),
+               run.copy_gbps);
+
+  std::vector<result> results;
+  for (entry& e : entries) results.push_back(std::move(e.r));
+  print_table(stdout, run, results);
+  if (!o.json_path.empty() && !write_json(o.json_path, run, results)) return 1;
+  int failures = 0;
+  for (const result& r : results) failures += r.status == "failed" || r.status == "bad_output";
+  if (failures) std::fprintf(stderr, "dk_bench: %d workload(s) failed\n", failures);
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace dkb
+
+int main(int argc, char** argv) { return dkb::bench_main(argc, argv); }

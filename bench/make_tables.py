@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Merge dk_bench JSON files from several machines into one Markdown page.
+
+    bench/make_tables.py docs/perf/*.json -o docs/perf/README.md --png docs/perf/chart.png
+
+One row per workload, one column per target. Measured targets come from the
+JSON files; the other targets of the build (sm_80, sm_100a, sm_120a, gfx906,
+and the H200 until its JSON is present) are shown as "compiled, not run here"
+with the decode time floor at their datasheet bandwidth -- never invented
+measurements. Several files of the same target are different runs: the newest
+run fills the table and the spread between runs is reported.
+
+Standard library only; the PNG needs matplotlib (without it the chart is
+skipped with a message and the Markdown is still written).
+"""
+import argparse
+import json
+import os
+import sys
+
+# Targets of the build that may have no measurement. bw: datasheet GB/s.
+DATASHEET = [
+    {"label": "H200", "arch": "sm_90a", "bw": 4800.0},
+    {"label": "A100-SXM4-80GB", "arch": "sm_80", "bw": 2039.0},
+    {"label": "B200", "arch": "sm_100a", "bw": 8000.0},
+    {"label": "RTX 5090", "arch": "sm_120a", "bw": 1792.0},
+    {"label": "MI50", "arch": "gfx906", "bw": 1024.0},
+]
+SPREAD_LIMIT = 5.0  # percent: the reproducibility target
+BUSY_LIMIT = 0.5    # other runnable tasks on a CPU host that make its timings noise
+
+
+def norm_arch(arch):
+    """sm_90a, sm_90 and 90a all name the same column; gfx906 stays."""
+    a = (arch or "").lower().replace("sm", "").strip("_")
+    return a.rstrip("af") if a[:1].isdigit() else a
+
+
+def load(paths):
+    runs = []
+    for path in paths:
+        with open(path) as f:
+            run = json.load(f)
+        if run.get("schema") != "deltakit-bench/1":
+            sys.exit(f"{path}: not a deltakit-bench/1 file")
+        run["path"] = path
+        runs.append(run)
+    return runs
+
+
+class Target:
+    """One machine (backend + device + arch) and all its runs, oldest first."""
+
+    def __init__(self, backend, name, arch, units):
+        self.backend, self.name, self.arch, self.units = backend, name, arch, units
+        self.runs = []
+
+    @property
+    def label(self):
+        if self.backend == "cpu":
+            return f"CPU {self.arch}, {self.units} thread{'s' if self.units != 1 else ''}"
+        short = self.name.replace("NVIDIA ", "").replace("AMD ", "")
+        return f"{short} {self.arch}"
+
+    def latest(self, workload):
+        """The newest record of a workload, with the run it came from."""
+        for run in reversed(self.runs):
+            for rec in run["records"]:
+                if rec["workload"] == workload:
+                    return rec, run
+        return None, None
+
+    def medians(self, workload):
+        out = []
+        for run in self.runs:
+            for rec in run["records"]:
+                if rec["workload"] == workload and rec["status"] == "ok" and rec["time_us"]:
+                    out.append(rec["time_us"]["median"])
+        return out
+
+
+def group(runs):
+    targets = {}
+    for run in sorted(runs, key=lambda r: (r["timestamp"], r["path"])):
+        d = run["device"]
+        # CPU runs with different thread counts are different targets.
+        units = d["compute_units"] if run["backend"] == "cpu" else 0
+        key = (run["backend"], d["name"], d["arch"], units)
+        targets.setdefault(key, Target(*key)).runs.append(run)
+    # CPU first, then GPUs by name.
+    return sorted(targets.values(), key=lambda t: (t.backend != "cpu", t.name, t.arch))
+
+
+def fmt_num(x, digits=3):
+    """3 significant digits, no exponent for ordinary magnitudes."""
+    if x is None:
+        return "-"
+    if x == 0:
+        return "0"
+    if abs(x) >= 10 ** digits:
+        return f"{x:,.0f}"
+    from math import floor, log10
+    decimals = max(0, digits - 1 - int(floor(log10(abs(x)))))
+    return f"{x:.{decimals}f}"
+
+
+def fmt_time(us):
+    if us >= 1e6:
+        return f"{fmt_num(us / 1e6)} s"
+    if us >= 1000:
+        return f"{fmt_num(us / 1000)} ms"
+    return f"{fmt_num(us)} µs"
+
+
+def fmt_bytes(n):
+    return f"{fmt_num(n / 1e9)} GB" if n >= 1e9 else f"{fmt_num(n / 1e6)} MB"
+
+
+def fmt_rate(x, unit=""):
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if x >= scale:
+            return f"{fmt_num(x / scale)}{prefix} {unit}".rstrip()
+    return f"{fmt_num(x)} {unit}".rstrip()
+
+
+def measured_cell(rec):
+    if rec is None:
+        return "–"
+    status = rec["status"]
+    if status in ("unsupported", "failed"):
+        return status
+    t = rec["time_us"]["median"]
+    if rec["op"] == "decode":
+        cell = f"{fmt_time(t)} · {fmt_num(rec['gbps'])} GB/s ({fmt_num(rec['pct_copy_bw'], 2)}%)"
+    else:
+        cell = (f"{fmt_time(t)} · {fmt_rate(rec['tokens_per_s'], 'tok/s')} · "
+                f"{fmt_num(rec['tflops'])} TFLOP/s")
+    busy = rec.get("host_other_runnable")
+    if rec["backend"] == "cpu" and busy is not None and busy >= BUSY_LIMIT:
+        cell += " †"
+    return cell + (" ⚠ bad output" if status == "bad_output" else "")
+
+
+def floor_cell(op, nbytes, bw):
+    if op != "decode":
+        return "not run"
+    return f"≥ {fmt_time(nbytes / (bw * 1e3))} floor"
+
+
+def workload_rows(runs):
+    """Workload name -> (op, bytes, a record to describe its shape), in first-seen order."""
+    rows = {}
+    for run in runs:
+        for rec in run["records"]:
+            rows.setdefault(rec["workload"], rec)
+    return rows
+
+
+def columns(targets):
+    """Measured targets, then datasheet targets no measurement covers."""
+    cols = [("measured", t) for t in targets]
+    measured_arches = {norm_arch(t.arch) for t in targets if t.backend != "cpu"}
+    for d in DATASHEET:
+        if norm_arch(d["arch"]) not in measured_arches:
+            cols.append(("datasheet", d))
+    return cols
+
+
+def header(col):
+    kind, t = col
+    if kind == "measured":
+        return t.label
+    return f"{t['label']} {t['arch']}<br>compiled, not run here"
+
+
+def shape_text(rec):
+    s = rec["shape"]
+    heads = f"HQ={s['HQ']} HV={s['HV']} K={s['K']} V={s['V']}"
+    if rec["op"] == "decode":
+        return f"B={s['B']} T={s['T']} {heads}, {rec['dtypes']['state']} state"
+    lens = s["seqlens"]
+    seqs = f"{s['Ntok']} tokens" if len(lens) == 1 else f"{len(lens)} seqs, {s['Ntok']} tokens"
+    return f"{seqs}, {heads}, {rec['dtypes']['state']} state"
+
+
+def table(op, rows, cols):
+    names = [n for n, rec in rows.items() if rec["op"] == op]
+    if not names:
+        return []
+    out = ["| workload | shape | bytes | " + " | ".join(header(c) for c in cols) + " |",
+           "|---|---|---:|" + "---|" * len(cols)]
+    for name in names:
+        rec0 = rows[name]
+        cells = []
+        for kind, t in cols:
+            if kind == "measured":
+                cells.append(measured_cell(t.latest(name)[0]))
+            else:
+                cells.append(floor_cell(op, rec0["bytes"], t["bw"]))
+        out.append(f"| `{name}` | {shape_text(rec0)} | {fmt_bytes(rec0['bytes'])} | "
+                   + " | ".join(cells) + " |")
+    return out
+
+
+def detail_table(t):
+    out = ["| workload | impl | median | min | max | samples | host/call | graph replay | GB/s "
+           "| % copy BW | tokens/s | TFLOP/s |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    seen = []
+    for run in t.runs:
+        for rec in run["records"]:
+            if rec["workload"] not in seen:
+                seen.append(rec["workload"])
+    for name in seen:
+        rec, _ = t.latest(name)
+        if rec["status"] in ("unsupported", "failed"):
+            out.append(f"| `{name}` | {rec['impl'] or '-'} | {rec['status']}: {rec['message']} |"
+                       + " |" * 9)
+            continue
+        tm, g = rec["time_us"], rec.get("graph_time_us")
+        host = rec.get("host_us_per_call")
+        out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+            name, rec["impl"], fmt_time(tm["median"]), fmt_time(tm["min"]), fmt_time(tm["max"]),
+            tm["n"],
+            fmt_time(host) if host is not None else "-",
+            fmt_time(g["median"]) if g else "-",
+            fmt_num(rec["gbps"]), fmt_num(rec["pct_copy_bw"], 2) + "%",
+            fmt_rate(rec["tokens_per_s"]),
+            fmt_num(rec["tflops"]) if rec["op"] == "prefill" else "-"))
+    return out
+
+
+def spread_lines(t):
+    """Run-to-run spread of each workload's median: (max - min) / min."""
+    if len(t.runs) < 2:
+        return [f"One run of {t.label} so far: no run-to-run spread to report."]
+    spreads = []
+    for name in workload_rows(t.runs):
+        m = t.medians(name)
+        if len(m) >= 2:
+            spreads.append((100.0 * (max(m) - min(m)) / min(m), name, len(m)))
+    if not spreads:
+        return [f"{t.label}: no workload was measured twice."]
+    spreads.sort(reverse=True)
+    within = sum(1 for s, _, _ in spreads if s <= SPREAD_LIMIT)
+    vals = sorted(s for s, _, _ in spreads)
+    lines = [f"{t.label}: {len(t.runs)} runs; spread of the median over runs "
+             f"(max - min) / min: median {vals[len(vals) // 2]:.1f}%, "
+             f"max {spreads[0][0]:.1f}% (`{spreads[0][1]}`); "
+             f"{within} of {len(spreads)} workloads within {SPREAD_LIMIT:.0f}%."]
+    over = [f"`{n}` {s:.1f}%" for s, n, _ in spreads if s > SPREAD_LIMIT]
+    if over:
+        lines.append("  - over the limit: " + ", ".join(over) + ".")
+    copies = [r["copy_bandwidth"]["gbps"] for r in t.runs]
+    lines.append(f"  - the copy bandwidth measured in the same runs varied "
+                 f"{100.0 * (max(copies) - min(copies)) / min(copies):.1f}% "
+                 f"({', '.join(fmt_num(c) for c in copies)} GB/s).")
+    return lines
+
+
+def chart(path, targets):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("make_tables: matplotlib is not installed: chart not written "
+              "(pip install matplotlib)", file=sys.stderr)
+        return False
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+    fig, (ax_d, ax_p) = plt.subplots(1, 2, figsize=(13, 5))
+    xs_d, xs_p = set(), set()
+    for i, t in enumerate(targets):
+        run, color = t.runs[-1], f"C{i}"
+        for state, style in (("float32", "-o"), ("bfloat16", "--s")):
+            pts = sorted((r["shape"]["B"], r["gbps"]) for r in run["records"]
+                         if r["op"] == "decode" and r["model"] == "qwen3next"
+                         and r["status"] == "ok" and r["dtypes"]["state"] == state)
+            if pts:
+                ax_d.plot(*zip(*pts), style, color=color, label=f"{t.label}, {state} state")
+                xs_d.update(x for x, _ in pts)
+        copy = run["copy_bandwidth"]["gbps"]
+        ax_d.axhline(copy, color=color, lw=0.8, ls=":")
+        ax_d.annotate(f"{t.label}: copy bandwidth {fmt_num(copy)} GB/s", (1, copy), fontsize=7,
+                      va="bottom", color=color)
+        for model, style in (("qwen3next", "-o"), ("qwen3next-tp8", "--s")):
+            pts = sorted((r["tokens"], r["tokens_per_s"]) for r in run["records"]
+                         if r["op"] == "prefill" and r["model"] == model
+                         and r["status"] == "ok" and len(r["shape"]["seqlens"]) == 1)
+            if pts:
+                s = next(r["shape"] for r in run["records"] if r["model"] == model)
+                ax_p.plot(*zip(*pts), style, color=color,
+                          label=f"{t.label}, HQ={s['HQ']} HV={s['HV']}")
+                xs_p.update(x for x, _ in pts)
+    ax_d.set(xscale="log", yscale="log", xlabel="batch (sequences)", ylabel="GB/s",
+             title="decode, qwen3next (HQ=16 HV=32 K=V=128, T=1)")
+    ax_p.set(xscale="log", yscale="log", xlabel="sequence length (tokens)", ylabel="tokens/s",
+             title="prefill, one sequence, K=V=128")
+    for ax, xs in ((ax_d, xs_d), (ax_p, xs_p)):
+        if xs:  # label the measured sizes themselves, not powers of ten
+            ax.xaxis.set_major_locator(FixedLocator(sorted(xs)))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        # Plain numbers on the log y axis; minor ticks labelled only within ~1 decade.
+        lo, hi = ax.get_ylim()
+        plain = FuncFormatter(lambda v, _: fmt_rate(v))
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain if hi / max(lo, 1e-30) < 30 else NullFormatter())
+        ax.grid(True, which="both", lw=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json", nargs="+", help="dk_bench --json files")
+    ap.add_argument("-o", "--output", required=True, help="Markdown file to write")
+    ap.add_argument("--png", help="chart to write (needs matplotlib)")
+    args = ap.parse_args()
+
+    runs = load(sorted(args.json))
+    targets = group(runs)
+    rows = workload_rows(runs)
+    cols = columns(targets)
+    outdir = os.path.dirname(os.path.abspath(args.output))
+    rel = lambda p: os.path.relpath(os.path.abspath(p), outdir)
+    commits = sorted({r["commit"] for r in runs})
+    rel_bench = rel(os.path.join(os.path.dirname(os.path.abspath(__file__)), "README.md"))
+    inputs = " ".join(rel(p) for p in sorted(args.json))
+
+    md = ["# deltakit performance", "",
+          "Generated by `bench/make_tables.py` from the JSON records in this folder; do not edit.",
+          "Regenerate (from the repository root):", "",
+          "```sh",
+          "python3 bench/make_tables.py docs/perf/*.json -o docs/perf/README.md --png docs/perf/chart.png",
+          "```", "",
+          f"Commits measured: {', '.join(f'`{c}`' for c in commits)}.", ""]
+    if args.png:
+        md += ["![decode GB/s against batch, prefill tokens/s against length]"
+               f"({rel(args.png)})", ""]
+    md += ["## How to read it", "",
+           "- Every workload runs the configuration engines use: bf16 q/k/v/out, raw scalar gate "
+           "(`a` bf16, `A_log`/`dt_bias` fp32), beta as a bf16 logit, q/k L2 norm, K-last state "
+           "pool addressed by int32 indices (scattered slots), random non-zero inputs.",
+           "- Time: median over the timed calls (CUDA/HIP events on GPUs, steady_clock on the "
+           "CPU), taken in several passes over all workloads after warm-up, with the caches "
+           "flushed (a write of more than twice the last-level cache) before every timed call. "
+           "See [bench/README.md](" + rel_bench + ") for the method.",
+           "- Decode **bytes** = state slots read + written (at the state dtype) + q/k/v/out/gate/"
+           "beta/parameter/index bytes once. **GB/s** = bytes / median time; the percentage is of "
+           "the device-to-device copy bandwidth (`dk_memcpy`, bytes read + written) measured in "
+           "the same run. On the CPU backend `dk_memcpy` is a single thread's `memmove`, so a "
+           "2-thread decode can exceed 100% of it.",
+           "- Prefill **TFLOP/s** = 4·Ntok·HV·K·V / time, the convention peers publish (not the "
+           "FLOPs the chunked algorithm executes).",
+           "- *compiled, not run here* columns: targets this build compiles for but that no "
+           "machine here ran. Their decode cells give the time floor at the datasheet bandwidth "
+           "(bytes / bandwidth: "
+           + ", ".join(f"{d['label']} {fmt_num(d['bw'], 4)} GB/s" for d in DATASHEET)
+           + "); nothing in them is measured.",
+           "- `–`: the workload was not part of that target's runs (the CPU runs the smaller "
+           "`--quick` set).",
+           "- † (CPU): other tasks were runnable on the host while it was measured; the "
+           "number is noise, not the kernel.", ""]
+    for op, title in (("decode", "Decode"), ("prefill", "Prefill")):
+        lines = table(op, rows, cols)
+        if lines:
+            md += [f"## {title}", ""] + lines + [""]
+
+    md += ["## Reproducibility", ""]
+    for t in targets:
+        md += [line if line.startswith("  ") else "- " + line for line in spread_lines(t)]
+    md += [""]
+
+    md += ["## Measured targets", ""]
+    for t in targets:
+        last = t.runs[-1]
+        d = last["device"]
+        md += [f"### {t.label}", "",
+               f"- device: {d['name']} ({d['vendor']}), arch `{d['arch']}`, compiled archs "
+               f"`{d['compiled_archs']}`, {d['compute_units']} compute units; "
+               "datasheet bandwidth " + (f"{fmt_num(d['peak_bandwidth_gbps'])} GB/s"
+                                         if d["peak_bandwidth_gbps"] else "unknown"),
+               f"- toolkit: {last['toolkit']}",
+               f"- copy bandwidth (newest run): {fmt_num(last['copy_bandwidth']['gbps'])} GB/s",
+               f"- timing: {last['timing']['method']}, {last['timing']['rounds']} passes, "
+               f"{last['timing']['warmup_per_round']} warm-up calls per pass, at least "
+               f"{last['timing']['repeat']} timed calls per workload, "
+               f"{last['timing']['flush_bytes'] >> 20} MiB flush before each",
+               "- runs (file: commit, mode, start time, host; the command that produced it, then "
+               "the dk_bench command line):"]
+        for run in t.runs:
+            hl = run.get("host_load", {})
+            md.append(f"  - [`{rel(run['path'])}`]({rel(run['path'])}): `{run['commit']}`, "
+                      f"{run['mode']}, {run['timestamp']}, {hl.get('cores', '?')} cores, "
+                      f"{fmt_num(hl.get('other_runnable_before'), 2)} other runnable tasks "
+                      "at the start")
+            if run.get("invocation"):
+                md.append(f"    - `{run['invocation']}`")
+            md.append(f"    - `{run['command']}`")
+        md += ["", "Newest run of each workload:", ""] + detail_table(t) + [""]
+
+    with open(args.output, "w") as f:
+        f.write("\n".join(md))
+    print(f"make_tables: wrote {args.output} ({len(rows)} workloads, {len(targets)} measured "
+          f"target(s), {len(cols) - len(targets)} datasheet target(s)) from {inputs}")
+    if args.png and chart(args.png, targets):
+        print(f"make_tables: wrote {args.png}")
+
+
+if __name__ == "__main__":
+    main()

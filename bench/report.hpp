@@ -1,0 +1,57 @@
+// What one bench run measured, and its two outputs: the stdout table and the
+// JSON records that bench/make_tables.py merges across machines.
+#pragma once
+#include <deltakit/deltakit.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "workloads.hpp"
+
+namespace dkb {
+
+struct stats {
+  double median = 0, min = 0, max = 0;
+  int n = 0;
+};
+stats summarize(std::vector<double> samples);  // n == 0 for no samples
+
+struct result {
+  workload w;
+  std::string status = "ok";  // ok | unsupported | failed | bad_output
+  std::string message;        // why, when not ok
+  std::string impl;
+  std::vector<double> us;        // per-call device time of eager calls
+  std::vector<double> graph_us;  // per-replay device time (decode on GPUs)
+  std::string graph_note;        // why there is no graph time
+  double host_us = -1;           // host time per eager call; < 0 when not measured
+  double busy = -1;              // other runnable tasks around the workload (host_load.hpp)
+
+  // Derived from the median eager time and the copy bandwidth.
+  double gbps() const;
+  double tokens_per_s() const;
+  double tflops() const;
+};
+
+struct run_info {
+  std::string commit, command, mode, timestamp;
+  std::string invocation;  // the wrapper command, when one passed --invocation
+  dk_device_info device{};
+  std::string backend, toolkit, timer_method;
+  std::size_t flush_bytes = 0;
+  int warmup = 0, repeat = 0, rounds = 1;    // warm-up per round; timed calls over all rounds
+  std::size_t copy_bytes = 0;                // bytes per dk_memcpy (traffic is twice this)
+  std::vector<double> copy_us;               // per-copy times
+  double copy_gbps = 0;                      // (read + written) / median time
+  int cores = 0;                             // online CPUs of the host
+  double load_before = -1, load_after = -1;  // 1-minute load average around the run
+  double busy_before = -1, busy_after = -1;  // other runnable tasks around the run
+};
+
+void print_table(std::FILE* f, const run_info& run, const std::vector<result>& results);
+// Returns false (and says why on stderr) when the file cannot be written.
+bool write_json(const std::string& path, const run_info& run, const std::vector<result>& results);
+
+}  // namespace dkb

@@ -1,0 +1,218 @@
+// CUDA timing: a CUDA event pair around each call on a non-blocking stream;
+// between timed calls an async memset of max(256 MiB, 4 x L2) evicts the L2.
+// Decode is also captured once into a CUDA graph (global capture mode, the
+// strictest, as engines use) and the replays are timed the same way.
+//
+// Driver API only, loaded with dlopen: deltakit links the CUDA runtime
+// statically (which itself loads libcuda at run time), so the process keeps a
+// single runtime and dk_bench still starts on a machine without a driver.
+// Runtime and driver handles are interchangeable (cudaStream_t is a
+// CUstream), and both use the device's primary context.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "timer.hpp"
+
+namespace dkb {
+namespace {
+
+// The driver entry points used here. cuda.h maps some names to versioned
+// symbols (cuMemAlloc -> cuMemAlloc_v2 ...); expanding the macro before
+// stringizing looks up exactly the symbol a linked call would use.
+// clang-format off
+#define DKB_CU_FUNCS(X)                                                                     \
+  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet)       \
+  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)          \
+  X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemsetD8Async) X(cuEventCreate) X(cuEventDestroy)          \
+  X(cuEventRecord) X(cuEventElapsedTime) X(cuStreamBeginCapture) X(cuStreamEndCapture)      \
+  X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy)
+// clang-format on
+#define DKB_STR2(x) #x
+#define DKB_STR(x) DKB_STR2(x)
+
+struct driver_api {
+#define DKB_MEMBER(fn) decltype(&::fn) fn = nullptr;
+  DKB_CU_FUNCS(DKB_MEMBER)
+#undef DKB_MEMBER
+
+  // Loads libcuda once; false with a reason when absent or incomplete.
+  bool load(std::string* why) {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      *why = "cannot load the CUDA driver (libcuda.so.1): no NVIDIA driver on this machine";
+      return false;
+    }
+#define DKB_LOAD(fn)                                            \
+  fn = reinterpret_cast<decltype(fn)>(dlsym(lib, DKB_STR(fn))); \
+  if (!fn) {                                                    \
+    *why = std::string("the CUDA driver lacks ") + DKB_STR(fn); \
+    return false;                                               \
+  }
+    DKB_CU_FUNCS(DKB_LOAD)
+#undef DKB_LOAD
+    return true;  // the library stays loaded for the life of the process
+  }
+};
+
+driver_api cu;
+
+std::string cu_text(CUresult r) {
+  const char *name = nullptr, *text = nullptr;
+  cu.cuGetErrorName(r, &name);
+  cu.cuGetErrorString(r, &text);
+  return std::string(name ? name : "CUDA_ERROR_?") + ": " + (text ? text : "unknown");
+}
+
+std::string version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+class cuda_timer final : public timer {
+ public:
+  explicit cuda_timer(int ordinal) : ordinal_(ordinal) {}
+
+  ~cuda_timer() override {
+    if (!context_) return;
+    cu.cuCtxSetCurrent(context_);
+    for (CUevent e : events_) cu.cuEventDestroy(e);
+    if (flush_) cu.cuMemFree(flush_);
+    if (stream_) cu.cuStreamDestroy(stream_);
+    cu.cuDevicePrimaryCtxRelease(device_);
+  }
+
+  bool init(std::string* why) {
+    if (!cu.cuInit && !cu.load(why)) return false;
+    CUresult r = cu.cuInit(0);
+    if (r == CUDA_SUCCESS) r = cu.cuDeviceGet(&device_, ordinal_);
+    if (r == CUDA_SUCCESS) r = cu.cuDevicePrimaryCtxRetain(&context_, device_);
+    if (r == CUDA_SUCCESS) r = cu.cuCtxSetCurrent(context_);
+    int l2 = 0;
+    if (r == CUDA_SUCCESS)
+      r = cu.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_);
+    if (r == CUDA_SUCCESS) r = cu.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING);
+    flush_bytes_ = std::max<std::size_t>(std::size_t(256) << 20, std::size_t(4) * l2);
+    if (r == CUDA_SUCCESS) r = cu.cuMemAlloc(&flush_, flush_bytes_);
+    if (r != CUDA_SUCCESS) {
+      *why = "CUDA timer setup failed: " + cu_text(r);
+      return false;
+    }
+    return true;
+  }
+
+  void* stream() const override { return stream_; }
+  const char* method() const override { return "cudaEvent"; }
+  std::string toolkit() const override {
+    int driver = 0;
+    cu.cuDriverGetVersion(&driver);
+    return "CUDA " + version_text(CUDA_VERSION) + " (build), driver " + version_text(driver);
+  }
+  std::size_t flush_bytes() const override { return flush_bytes_; }
+  bool synchronous() const override { return false; }
+
+  dk_status time_calls(const launch_fn& f, int warmup, int repeat, bool flush,
+                       std::vector<double>* out_us) override {
+    for (int i = 0; i < warmup; ++i)
+      if (dk_status s = f(stream_); s != DK_STATUS_SUCCESS) return s;
+    return timed(repeat, flush, out_us, [&] { return f(stream_); });
+  }
+
+  bool time_graph(const launch_fn& f, int warmup, int repeat, bool flush,
+                  std::vector<double>* out_us, std::string* why) override {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    CUresult r = cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    if (r != CUDA_SUCCESS) return fail(why, "cuStreamBeginCapture", r);
+    const dk_status s = f(stream_);
+    const std::string dk_message = s != DK_STATUS_SUCCESS ? dk_last_error() : "";
+    r = cu.cuStreamEndCapture(stream_, &graph);
+    if (s != DK_STATUS_SUCCESS) {
+      if (graph) cu.cuGraphDestroy(graph);
+      *why = std::string("call failed during capture: ") + dk_status_string(s) + ": " + dk_message;
+      return false;
+    }
+    if (r != CUDA_SUCCESS) return fail(why, "cuStreamEndCapture", r);
+    r = cu.cuGraphInstantiate(&exec, graph, 0);
+    cu.cuGraphDestroy(graph);
+    if (r != CUDA_SUCCESS) return fail(why, "cuGraphInstantiate", r);
+    for (int i = 0; i < warmup && r == CUDA_SUCCESS; ++i) r = cu.cuGraphLaunch(exec, stream_);
+    dk_status st = r == CUDA_SUCCESS ? timed(repeat, flush, out_us,
+                                             [&] {
+                                               r = cu.cuGraphLaunch(exec, stream_);
+                                               return r == CUDA_SUCCESS ? DK_STATUS_SUCCESS
+                                                                        : DK_STATUS_DEVICE_ERROR;
+                                             })
+                                     : DK_STATUS_DEVICE_ERROR;
+    cu.cuGraphExecDestroy(exec);
+    if (st != DK_STATUS_SUCCESS) return fail(why, "graph replay", r);
+    return true;
+  }
+
+  dk_status host_time(const launch_fn& f, int n, double* out_us) override {
+    if (cu.cuStreamSynchronize(stream_) != CUDA_SUCCESS) return DK_STATUS_DEVICE_ERROR;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i)
+      if (dk_status s = f(stream_); s != DK_STATUS_SUCCESS) return s;
+    const auto t1 = std::chrono::steady_clock::now();
+    *out_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(n, 1);
+    return cu.cuStreamSynchronize(stream_) == CUDA_SUCCESS ? DK_STATUS_SUCCESS
+                                                           : DK_STATUS_DEVICE_ERROR;
+  }
+
+ private:
+  static bool fail(std::string* why, const char* what, CUresult r) {
+    *why = std::string(what) + ": " + cu_text(r);
+    return false;
+  }
+
+  // Enqueues `repeat` x [flush, event, call, event], then reads the pairs.
+  template <class Call>
+  dk_status timed(int repeat, bool flush, std::vector<double>* out_us, Call&& call) {
+    while (events_.size() < 2 * static_cast<std::size_t>(repeat)) {
+      CUevent ev;
+      if (cu.cuEventCreate(&ev, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return DK_STATUS_DEVICE_ERROR;
+      events_.push_back(ev);
+    }
+    for (int i = 0; i < repeat; ++i) {
+      if (flush && cu.cuMemsetD8Async(flush_, static_cast<unsigned char>(i), flush_bytes_,
+                                      stream_) != CUDA_SUCCESS)
+        return DK_STATUS_DEVICE_ERROR;
+      if (cu.cuEventRecord(events_[2 * i], stream_) != CUDA_SUCCESS) return DK_STATUS_DEVICE_ERROR;
+      if (dk_status s = call(); s != DK_STATUS_SUCCESS) return s;
+      if (cu.cuEventRecord(events_[2 * i + 1], stream_) != CUDA_SUCCESS)
+        return DK_STATUS_DEVICE_ERROR;
+    }
+    if (cu.cuStreamSynchronize(stream_) != CUDA_SUCCESS) return DK_STATUS_DEVICE_ERROR;
+    for (int i = 0; i < repeat; ++i) {
+      float ms = 0;
+      if (cu.cuEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]) != CUDA_SUCCESS)
+        return DK_STATUS_DEVICE_ERROR;
+      out_us->push_back(1000.0 * ms);
+    }
+    return DK_STATUS_SUCCESS;
+  }
+
+  int ordinal_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUdeviceptr flush_ = 0;
+  std::size_t flush_bytes_ = 0;
+  std::vector<CUevent> events_;
+};
+
+}  // namespace
+
+std::unique_ptr<timer> make_cuda_timer(dk_context*, int device_id, std::string* why) {
+  auto t = std::make_unique<cuda_timer>(device_id);
+  if (!t->init(why)) return nullptr;
+  return t;
+}
+
+}  // namespace dkb
