@@ -48,7 +48,7 @@ struct geometry {
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   static constexpr decode_shape shape =
-      t1 ? table::t1_shape(C, k_last, esize, M == decode_mode::t1_small) : table::shape(C, k_last, esize);
+      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, M == decode_mode::t1_small) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
   static constexpr int lanes_v = kWarpSize / lanes_k;
@@ -67,7 +67,7 @@ struct geometry {
   static constexpr bool stream_state = t1 && table::t1_stream_state;
   // What __launch_bounds__ promises: at least the largest block, or more to cap
   // registers (64K / this per thread) so that more blocks stay resident.
-  static constexpr int table_bound = t1 ? table::t1_launch_bound(k_last, esize) : table::launch_bound;
+  static constexpr int table_bound = t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize) : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
   static constexpr bool exact_k = C != decode_class::generic;  // the host guarantees K == k_cover
   // The device pass that compiles this instance's body.

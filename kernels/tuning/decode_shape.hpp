@@ -53,13 +53,14 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2 };
 //                      should exceed the real one: caps registers per thread
 //                      (CUDA: 64K / launch_bound) so more blocks stay resident.
 //   shape(c, k_last, state_bytes)              the general kernels' shapes;
-//   t1_shape(c, k_last, state_bytes, small)    the T = 1 kernels' (k128, k64;
-//                      K-last warps_k 1; for 16-bit state vec_chunks * 8
-//                      elements per row are held packed);
+//   t1_{klast,vlast}_{f32,b16}_{lanes,rows,bound}, t1_max_warps_v,
+//   t1_small_max_warps_v  the T = 1 kernels' shapes and register caps, turned
+//                      into shapes by t1_shape_of / t1_launch_bound_of below
+//                      (k128, k64; K-last warps_k 1; for 16-bit state
+//                      vec_chunks * 8 elements per row are held packed);
 //   t1_stream_state    streaming (evict-first) cache hints on the state;
 //   t1_kernels         whether T = 1 takes the t1 kernels at all;
-//   t1_launch_bound(k_last, state_bytes), t1_min_blocks_per_sm
-//                      as above, for the T = 1 kernels;
+//   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never).
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
@@ -98,6 +99,24 @@ constexpr decode_shape t1_shape_from(decode_class c, bool k_last, int state_byte
   }
   const int wv = max_warps_v / wk > 0 ? max_warps_v / wk : 1;
   return {l, 1, rows, wk, wv};
+}
+
+// The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.
+template <class Table>
+constexpr int t1_launch_bound_of(bool k_last, int state_bytes) {
+  return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
+                : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
+}
+
+// The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).
+template <class Table>
+constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small) {
+  return t1_shape_from(c, k_last, state_bytes, small,
+                       k_last ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
+                              : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
+                       k_last ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
+                              : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
+                       small ? Table::t1_small_max_warps_v : Table::t1_max_warps_v);
 }
 
 }  // namespace dk::tuning

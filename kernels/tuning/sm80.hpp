@@ -48,19 +48,6 @@ struct decode_tuning<80> {
   static constexpr int t1_vlast_b16_lanes = 4, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 448;
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
   static constexpr int t1_max_warps_v = 1;
-
-  static constexpr int t1_launch_bound(bool k_last, int state_bytes) {
-    return k_last ? (state_bytes == 4 ? t1_klast_f32_bound : t1_klast_b16_bound)
-                  : (state_bytes == 4 ? t1_vlast_f32_bound : t1_vlast_b16_bound);
-  }
-  static constexpr decode_shape t1_shape(decode_class c, bool k_last, int state_bytes, bool small) {
-    return t1_shape_from(c, k_last, state_bytes, small,
-                         k_last ? (state_bytes == 4 ? t1_klast_f32_lanes : t1_klast_b16_lanes)
-                                : (state_bytes == 4 ? t1_vlast_f32_lanes : t1_vlast_b16_lanes),
-                         k_last ? (state_bytes == 4 ? t1_klast_f32_rows : t1_klast_b16_rows)
-                                : (state_bytes == 4 ? t1_vlast_f32_rows : t1_vlast_b16_rows),
-                         small ? t1_small_max_warps_v : t1_max_warps_v);
-  }
 };
 
 }  // namespace dk::tuning
