@@ -9,13 +9,16 @@
 // calls, each timed alone after a cache flush (timer.hpp), and the device copy
 // bandwidth is measured again. Spreading the samples over the whole run makes
 // the medians robust to slow drifts of a shared machine. The first round also
-// times decode replayed from a CUDA/HIP graph and the host time per eager call.
+// times decode replayed from a CUDA/HIP graph, alone and in a graph of many
+// calls on rotating copies of its tensors ("stream", as in an engine's decode
+// graph), and the host time per eager call.
 // A table goes to stdout, progress to stderr, records to --json.
 #include <deltakit/deltakit.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <exception>
@@ -103,7 +106,10 @@ void measure_copy(dk_context* ctx, timer& t, int samples, run_info* run) {
   dk_free(ctx, src);
   dk_free(ctx, dst);
   check(s, "dk_memcpy (copy bandwidth)");
-  run->copy_gbps = 2.0 * double(run->copy_bytes) / (summarize(run->copy_us).median * 1e3);
+  auto gbps = [&](double us) { return 2.0 * double(run->copy_bytes) / (us * 1e3); };
+  const std::vector<double> round(run->copy_us.end() - samples, run->copy_us.end());
+  run->copy_round_gbps.push_back(gbps(summarize(round).median));
+  run->copy_gbps = gbps(summarize(run->copy_us).median);
 }
 
 // A workload being measured: its result so far and its device tensors.
@@ -140,9 +146,62 @@ entry prepare(dk_context* ctx, const workload& w) {
 constexpr double kMinRoundSeconds = 0.25;
 constexpr int kMaxSampleFactor = 8;
 
+// The in-graph ("stream") decode time. An engine runs decode inside one graph,
+// one call per layer, each layer's state cold and no timer between the calls.
+// Modelled by R independent copies of the workload's tensors (the first is the
+// workload's own) and one graph of R calls, call i on copy i. R copies of the
+// state span at least 4x the last-level cache (R capped at 1024), so a copy's
+// state has left the cache before the next replay reaches it and no flush is
+// needed. Replays are timed back to back; per-call time = replay time / R.
+// The copies exist only for this measurement. Failures only fill stream_note.
+void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
+  result& r = e->r;
+  if (r.graph_us.empty()) {
+    r.stream_note = "no graph timing: " + r.graph_note;
+    return;
+  }
+  const double llc = double(t.last_level_cache_bytes());
+  const double pool = double(std::max<int64_t>(r.w.state_pool_bytes(), 1));
+  r.stream_calls = std::clamp(static_cast<int>(std::ceil(4.0 * llc / pool)), 2, 1024);
+  std::vector<std::unique_ptr<bench_case>> copies;
+  std::vector<launch_fn> calls;
+  std::vector<double> replay_us;
+  bench_case* own = e->c.get();
+  calls.push_back([own](void* stream) { return own->launch(stream); });
+  try {
+    while (static_cast<int>(calls.size()) < r.stream_calls) {
+      copies.push_back(make_case(ctx, r.w, static_cast<int>(calls.size())));
+      bench_case* c = copies.back().get();
+      calls.push_back([c](void* stream) { return c->launch(stream); });
+    }
+    if (!t.time_graph(calls, 3, replays, false, &replay_us, &r.stream_note)) return;
+    int64_t bad = 0;
+    for (const auto& c : copies) bad += c->non_finite_outputs();
+    if (bad > 0) {
+      r.stream_note = std::to_string(bad) + " non-finite output values in the tensor copies";
+      return;
+    }
+  } catch (const std::exception& ex) {  // dk_failure, or host memory exhausted
+    r.stream_note = std::string("tensor copies: ") + ex.what();
+    return;
+  }
+  for (double us : replay_us) r.stream_us.push_back(us / r.stream_calls);
+  // Present, with a caveat: the rotation may be too small to keep the state cold.
+  char note[192] = "";
+  if (llc <= 0)
+    std::snprintf(note, sizeof note, "last-level cache size unknown: copies may stay cached");
+  else if (r.stream_calls * pool < 4.0 * llc)  // R capped at 1024
+    std::snprintf(note, sizeof note,
+                  "the %d copies hold %.0f MiB of state, %.2f x the last-level cache: part of "
+                  "it may stay cached between replays",
+                  r.stream_calls, r.stream_calls * pool / 1048576.0, r.stream_calls * pool / llc);
+  r.stream_note = note;
+}
+
 // One round of one workload: warm-up and at least `samples` timed calls; in
 // the first round also the host time per call and the graph replays (decode).
-void measure_round(timer& t, const run_info& run, int samples, bool first, entry* e) {
+void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, bool first,
+                   entry* e) {
   result& r = e->r;
   bench_case* c = e->c.get();
   auto launch = [c](void* stream) { return c->launch(stream); };
@@ -158,9 +217,10 @@ void measure_round(timer& t, const run_info& run, int samples, bool first, entry
     }
     if (first && !t.synchronous())
       check(t.host_time(launch, std::max(samples, 20), &r.host_us), "host time");
-    if (first && r.w.op == "decode" &&
-        !t.time_graph(launch, 3, samples, true, &r.graph_us, &r.graph_note))
-      r.graph_us.clear();
+    if (first && r.w.op == "decode") {
+      if (!t.time_graph({launch}, 3, samples, true, &r.graph_us, &r.graph_note)) r.graph_us.clear();
+      measure_stream(ctx, t, std::max(samples, 20), e);
+    }
   } catch (const dk_failure& ex) {
     r.status = "failed";
     r.message = ex.what();
@@ -241,8 +301,13 @@ int bench_main(int argc, char** argv) {
   run.toolkit = t->toolkit();
   run.timer_method = t->method();
   run.flush_bytes = t->flush_bytes();
-  run.rounds = o.rounds > 0 ? o.rounds : 3;
-  run.repeat = std::max(o.repeat > 0 ? o.repeat : o.quick ? 45 : 60, run.rounds);
+  // The quick CPU run takes more, shorter rounds and more samples (~2 minutes in
+  // all): this VM's memory bandwidth drifts by up to 1.7x over minutes, and
+  // spreading every workload's samples over the whole run lets two runs see
+  // the same mix of fast and slow phases.
+  const bool cpu_quick = on_cpu && o.quick;
+  run.rounds = o.rounds > 0 ? o.rounds : cpu_quick ? 12 : 3;
+  run.repeat = std::max(o.repeat > 0 ? o.repeat : cpu_quick ? 96 : o.quick ? 45 : 60, run.rounds);
   run.warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
   run.copy_bytes = std::size_t(on_cpu ? 256 : 1024) << 20;
   run.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
@@ -291,11 +356,12 @@ int bench_main(int argc, char** argv) {
       progress(step, e.r.w.name, "...", elapsed());
       const double busy = other_runnable_tasks();
       const std::size_t before = e.r.us.size();
-      measure_round(*t, run, samples, round == 0, &e);
+      measure_round(ctx, *t, run, samples, round == 0, &e);
       e.r.busy = std::max({e.r.busy, busy, other_runnable_tasks()});
       std::string what = e.r.status;
       if (e.c) {
         std::vector<double> mine(e.r.us.begin() + before, e.r.us.end());
+        e.r.round_us.push_back(summarize(mine).median);
         char buf[96];
         std::snprintf(buf, sizeof buf, "%.2f us%s", summarize(mine).median,
                       on_cpu && busy >= 0.5 ? " (host busy: noisy)" : "");
@@ -306,6 +372,9 @@ int bench_main(int argc, char** argv) {
       if (round == 0 && e.c && e.r.w.op == "decode" && e.r.graph_us.empty() && !on_cpu)
         std::fprintf(stderr, "\ndk_bench: %s: no graph timing: %s\n", e.r.w.name.c_str(),
                      e.r.graph_note.c_str());
+      else if (round == 0 && e.c && e.r.w.op == "decode" && !on_cpu && !e.r.stream_note.empty())
+        std::fprintf(stderr, "\ndk_bench: %s: in-graph timing: %s\n", e.r.w.name.c_str(),
+                     e.r.stream_note.c_str());
     }
   }
   for (entry& e : entries) finish(&e, t->synchronous());

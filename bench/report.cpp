@@ -24,6 +24,10 @@ double result::gbps() const {
   const stats s = summarize(us);
   return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
 }
+double result::stream_gbps() const {
+  const stats s = summarize(stream_us);
+  return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
+}
 double result::tokens_per_s() const {
   const stats s = summarize(us);
   return s.n ? double(w.num_tokens()) / (s.median * 1e-6) : 0.0;
@@ -68,6 +72,7 @@ std::string record_json(const run_info& run, const result& r) {
   const bool ok = r.status == "ok" || r.status == "bad_output";
   const bool decode = r.w.op == "decode";
   const double gbps = ok ? r.gbps() : 0.0;
+  const bool stream = ok && !r.stream_us.empty();
   const double peak = run.device.peak_bandwidth_gbps;
   std::string roofline = json::null();
   if (ok && decode)
@@ -97,12 +102,19 @@ std::string record_json(const run_info& run, const result& r) {
       {"time_us", stats_json(r.us)},
       {"graph_time_us", stats_json(r.graph_us)},
       {"graph_note", json::str(r.graph_note)},
+      {"stream_time_us", stats_json(r.stream_us)},
+      {"stream_calls_per_graph", r.stream_calls > 0 ? json::integer(r.stream_calls) : json::null()},
+      {"stream_note", json::str(r.stream_note)},
+      {"round_medians_us", json::numbers(r.round_us)},
       {"host_us_per_call", r.host_us >= 0 ? json::num(r.host_us) : json::null()},
       {"bytes", json::integer(r.w.bytes_moved())},
       {"flops", json::integer(static_cast<int64_t>(r.w.flops()))},
       {"tokens", json::integer(r.w.num_tokens())},
       {"gbps", ok ? json::num(gbps) : json::null()},
       {"pct_copy_bw", ok ? json::num(100.0 * gbps / run.copy_gbps) : json::null()},
+      {"stream_gbps", stream ? json::num(r.stream_gbps()) : json::null()},
+      {"stream_pct_copy_bw",
+       stream ? json::num(100.0 * r.stream_gbps() / run.copy_gbps) : json::null()},
       {"pct_peak_bw", ok && peak > 0 ? json::num(100.0 * gbps / peak) : json::null()},
       {"tokens_per_s", ok ? json::num(r.tokens_per_s()) : json::null()},
       {"tflops", ok ? json::num(r.tflops()) : json::null()},
@@ -130,31 +142,44 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
       "# time: %s, median of at least %d calls (n) over %d rounds, %d warm-up calls per round, "
       "%zu MiB cache flush before each call\n",
       run.timer_method.c_str(), run.repeat, run.rounds, run.warmup, run.flush_bytes >> 20);
+  std::fprintf(f,
+               "# graph_us: decode replayed alone from a one-call graph, flushed like the eager "
+               "calls; stream_us: per call of a graph of R decode calls, each on its own copy of "
+               "the tensors (replay / R); str%%copy: its %% of the copy bandwidth\n");
   // Markdown rows, aligned for the terminal; TFLOP/s only means something for prefill.
   std::fprintf(f,
-               "| %-36s | %-28s | %10s | %10s | %10s | %5s | %9s | %9s | %8s | %6s | %9s | %7s |\n",
+               "| %-36s | %-28s | %10s | %10s | %10s | %5s | %9s | %9s | %9s | %3s | %8s | %8s | "
+               "%6s | %9s | %7s |\n",
                "workload", "impl", "median_us", "min_us", "max_us", "n", "host_us", "graph_us",
-               "GB/s", "%copy", "tokens/s", "TFLOP/s");
-  std::fprintf(f, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(38, '-').c_str(),
-               std::string(30, '-').c_str(),
-               "-----------:", "-----------:", "-----------:", "------:", "----------:",
-               "----------:", "---------:", "-------:", "----------:", "--------:");
+               "stream_us", "R", "str%copy", "GB/s", "%copy", "tokens/s", "TFLOP/s");
+  std::fprintf(f, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(38, '-').c_str(),
+               std::string(30, '-').c_str(), "-----------:", "-----------:", "-----------:",
+               "------:", "----------:", "----------:", "----------:", "----:", "---------:",
+               "---------:", "-------:", "----------:", "--------:");
   for (const result& r : results) {
     if (r.status != "ok" && r.status != "bad_output") {
       std::fprintf(f, "| %-36s | %-28s | %s: %s |\n", r.w.name.c_str(),
                    r.impl.empty() ? "-" : r.impl.c_str(), r.status.c_str(), r.message.c_str());
       continue;
     }
-    const stats s = summarize(r.us), g = summarize(r.graph_us);
-    char graph[32] = "-", host[32] = "-", tflops[32] = "-";
+    const stats s = summarize(r.us), g = summarize(r.graph_us), st = summarize(r.stream_us);
+    char graph[32] = "-", stream[32] = "-", calls[16] = "-", stream_pct[32] = "-";
+    char host[32] = "-", tflops[32] = "-";
     if (g.n) std::snprintf(graph, sizeof graph, "%.2f", g.median);
+    if (st.n) {
+      std::snprintf(stream, sizeof stream, "%.2f", st.median);
+      std::snprintf(calls, sizeof calls, "%d", r.stream_calls);
+      std::snprintf(stream_pct, sizeof stream_pct, "%.1f%%",
+                    100.0 * r.stream_gbps() / run.copy_gbps);
+    }
     if (r.host_us >= 0) std::snprintf(host, sizeof host, "%.2f", r.host_us);
     if (r.w.op == "prefill") std::snprintf(tflops, sizeof tflops, "%.4g", r.tflops());
     std::fprintf(f,
-                 "| %-36s | %-28s | %10.2f | %10.2f | %10.2f | %5d | %9s | %9s | %8.1f | %5.1f%% | "
-                 "%9.4g | %7s |\n",
-                 r.w.name.c_str(), r.impl.c_str(), s.median, s.min, s.max, s.n, host, graph,
-                 r.gbps(), 100.0 * r.gbps() / run.copy_gbps, r.tokens_per_s(), tflops);
+                 "| %-36s | %-28s | %10.2f | %10.2f | %10.2f | %5d | %9s | %9s | %9s | %3s | "
+                 "%8s | %8.1f | %5.1f%% | %9.4g | %7s |\n",
+                 r.w.name.c_str(), r.impl.c_str(), s.median, s.min, s.max, s.n, host, graph, stream,
+                 calls, stream_pct, r.gbps(), 100.0 * r.gbps() / run.copy_gbps, r.tokens_per_s(),
+                 tflops);
     if (r.status == "bad_output") std::fprintf(f, "  ^ %s\n", r.message.c_str());
   }
 }
@@ -189,8 +214,10 @@ bool write_json(const std::string& path, const run_info& run, const std::vector<
        json::object({{"bytes_per_copy", json::integer(int64_t(run.copy_bytes))},
                      {"time_us", stats_json(run.copy_us)},
                      {"gbps", json::num(run.copy_gbps)},
+                     {"round_gbps", json::numbers(run.copy_round_gbps)},
                      {"note", json::str("dk_memcpy device-to-device; GB/s = "
-                                        "(bytes read + written) / median time")}})},
+                                        "(bytes read + written) / median time; round_gbps: "
+                                        "the same from each round's copies")}})},
   };
   std::fputs("{\n", f);
   for (const auto& [k, v] : head) std::fprintf(f, "  %s: %s,\n", json::str(k).c_str(), v.c_str());

@@ -23,14 +23,19 @@ struct result {
   std::string status = "ok";  // ok | unsupported | failed | bad_output
   std::string message;        // why, when not ok
   std::string impl;
-  std::vector<double> us;        // per-call device time of eager calls
-  std::vector<double> graph_us;  // per-replay device time (decode on GPUs)
-  std::string graph_note;        // why there is no graph time
-  double host_us = -1;           // host time per eager call; < 0 when not measured
-  double busy = -1;              // other runnable tasks around the workload (host_load.hpp)
+  std::vector<double> us;         // per-call device time of eager calls
+  std::vector<double> round_us;   // median of each round's share of `us`
+  std::vector<double> graph_us;   // per-replay device time of a one-call graph (decode on GPUs)
+  std::string graph_note;         // why there is no graph time
+  std::vector<double> stream_us;  // per-call time in a graph of stream_calls calls (replay / R)
+  int stream_calls = 0;           // R: calls per graph, each on its own copy of the tensors
+  std::string stream_note;        // why there is no stream time, or a caveat about it
+  double host_us = -1;            // host time per eager call; < 0 when not measured
+  double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
   // Derived from the median eager time and the copy bandwidth.
   double gbps() const;
+  double stream_gbps() const;  // the same from the median stream time; 0 without one
   double tokens_per_s() const;
   double tflops() const;
 };
@@ -44,6 +49,7 @@ struct run_info {
   int warmup = 0, repeat = 0, rounds = 1;    // warm-up per round; timed calls over all rounds
   std::size_t copy_bytes = 0;                // bytes per dk_memcpy (traffic is twice this)
   std::vector<double> copy_us;               // per-copy times
+  std::vector<double> copy_round_gbps;       // from the median copy time of each round
   double copy_gbps = 0;                      // (read + written) / median time
   int cores = 0;                             // online CPUs of the host
   double load_before = -1, load_after = -1;  // 1-minute load average around the run

@@ -5,6 +5,8 @@
 // Each timed call is preceded by a cache flush: a write of a buffer larger
 // than twice the last-level cache, so that inputs and state come from memory
 // the way they do in an engine (where the other layers run in between).
+// The in-graph ("stream") decode time instead replays one graph of many calls,
+// each on its own copy of the tensors, so the rotation itself evicts the cache.
 #pragma once
 #include <deltakit/deltakit.h>
 
@@ -31,6 +33,8 @@ class timer {
   virtual std::string toolkit() const = 0;
   // Bytes written between timed calls to flush the caches.
   virtual std::size_t flush_bytes() const = 0;
+  // Size of the last-level cache (the L2 on GPUs); 0 when unknown.
+  virtual std::size_t last_level_cache_bytes() const = 0;
   // True when a call returns only after its work is done (host time == wall time).
   virtual bool synchronous() const = 0;
 
@@ -38,9 +42,10 @@ class timer {
   // cache flush when `flush`). Appends per-call times in microseconds.
   virtual dk_status time_calls(const launch_fn& f, int warmup, int repeat, bool flush,
                                std::vector<double>* out_us) = 0;
-  // Captures one call into a graph and times `repeat` replays the same way.
+  // Captures `calls`, in order, into one graph, replays it `warmup` times, then
+  // times `repeat` replays the same way (one time per replay of all the calls).
   // Returns false with a reason when graphs are not available here.
-  virtual bool time_graph(const launch_fn& f, int warmup, int repeat, bool flush,
+  virtual bool time_graph(const std::vector<launch_fn>& calls, int warmup, int repeat, bool flush,
                           std::vector<double>* out_us, std::string* why) = 0;
   // Host wall time per call of `n` back-to-back calls, without synchronising
   // between them (the launch overhead an engine pays per eager call).

@@ -19,7 +19,7 @@ namespace {
 
 // The largest cache of cpu0 as sysfs reports it (sysconf's L3 figure can be
 // the whole host's under a hypervisor); 0 when unknown.
-std::size_t last_level_cache_bytes() {
+std::size_t largest_cache_bytes() {
   std::size_t best = 0;
   for (int index = 0; index < 8; ++index) {
     const std::string path =
@@ -44,7 +44,8 @@ class cpu_timer final : public timer {
  public:
   explicit cpu_timer(dk_context* ctx)
       : ctx_(ctx),
-        flush_(std::max<std::size_t>(std::size_t(64) << 20, 2 * last_level_cache_bytes())) {}
+        llc_(largest_cache_bytes()),
+        flush_(std::max<std::size_t>(std::size_t(64) << 20, 2 * llc_)) {}
 
   void* stream() const override { return nullptr; }
   const char* method() const override { return "steady_clock"; }
@@ -58,6 +59,7 @@ class cpu_timer final : public timer {
 #endif
   }
   std::size_t flush_bytes() const override { return flush_.size(); }
+  std::size_t last_level_cache_bytes() const override { return llc_; }
   bool synchronous() const override { return true; }
 
   dk_status time_calls(const launch_fn& f, int warmup, int repeat, bool flush,
@@ -73,7 +75,7 @@ class cpu_timer final : public timer {
     return DK_STATUS_SUCCESS;
   }
 
-  bool time_graph(const launch_fn&, int, int, bool, std::vector<double>*,
+  bool time_graph(const std::vector<launch_fn>&, int, int, bool, std::vector<double>*,
                   std::string* why) override {
     *why = "no graphs on the CPU backend";
     return false;
@@ -115,6 +117,7 @@ class cpu_timer final : public timer {
   }
 
   dk_context* ctx_;
+  std::size_t llc_;
   std::vector<unsigned char> flush_;
   unsigned char flush_value_ = 0;
 };

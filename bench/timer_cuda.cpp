@@ -1,7 +1,8 @@
 // CUDA timing: a CUDA event pair around each call on a non-blocking stream;
 // between timed calls an async memset of max(256 MiB, 4 x L2) evicts the L2.
-// Decode is also captured once into a CUDA graph (global capture mode, the
-// strictest, as engines use) and the replays are timed the same way.
+// Decode is also captured into CUDA graphs (global capture mode, the strictest,
+// as engines use): one call, replays timed the same way; and many calls on
+// rotating tensor copies, replays timed back to back without a flush.
 //
 // Driver API only, loaded with dlopen: deltakit links the CUDA runtime
 // statically (which itself loads libcuda at run time), so the process keeps a
@@ -97,7 +98,8 @@ class cuda_timer final : public timer {
     if (r == CUDA_SUCCESS)
       r = cu.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device_);
     if (r == CUDA_SUCCESS) r = cu.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING);
-    flush_bytes_ = std::max<std::size_t>(std::size_t(256) << 20, std::size_t(4) * l2);
+    l2_bytes_ = static_cast<std::size_t>(std::max(l2, 0));
+    flush_bytes_ = std::max<std::size_t>(std::size_t(256) << 20, 4 * l2_bytes_);
     if (r == CUDA_SUCCESS) r = cu.cuMemAlloc(&flush_, flush_bytes_);
     if (r != CUDA_SUCCESS) {
       *why = "CUDA timer setup failed: " + cu_text(r);
@@ -114,6 +116,7 @@ class cuda_timer final : public timer {
     return "CUDA " + version_text(CUDA_VERSION) + " (build), driver " + version_text(driver);
   }
   std::size_t flush_bytes() const override { return flush_bytes_; }
+  std::size_t last_level_cache_bytes() const override { return l2_bytes_; }
   bool synchronous() const override { return false; }
 
   dk_status time_calls(const launch_fn& f, int warmup, int repeat, bool flush,
@@ -123,13 +126,14 @@ class cuda_timer final : public timer {
     return timed(repeat, flush, out_us, [&] { return f(stream_); });
   }
 
-  bool time_graph(const launch_fn& f, int warmup, int repeat, bool flush,
+  bool time_graph(const std::vector<launch_fn>& calls, int warmup, int repeat, bool flush,
                   std::vector<double>* out_us, std::string* why) override {
     CUgraph graph = nullptr;
     CUgraphExec exec = nullptr;
     CUresult r = cu.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL);
     if (r != CUDA_SUCCESS) return fail(why, "cuStreamBeginCapture", r);
-    const dk_status s = f(stream_);
+    dk_status s = DK_STATUS_SUCCESS;
+    for (std::size_t i = 0; i < calls.size() && s == DK_STATUS_SUCCESS; ++i) s = calls[i](stream_);
     const std::string dk_message = s != DK_STATUS_SUCCESS ? dk_last_error() : "";
     r = cu.cuStreamEndCapture(stream_, &graph);
     if (s != DK_STATUS_SUCCESS) {
@@ -203,7 +207,7 @@ class cuda_timer final : public timer {
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
   CUdeviceptr flush_ = 0;
-  std::size_t flush_bytes_ = 0;
+  std::size_t flush_bytes_ = 0, l2_bytes_ = 0;
   std::vector<CUevent> events_;
 };
 

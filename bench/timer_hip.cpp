@@ -1,8 +1,9 @@
-// CUDA timing: a cudaEvent pair around each call on a non-blocking stream;
+// HIP timing: a hipEvent pair around each call on a non-blocking stream;
 // between timed calls a hipMemsetAsync of max(256 MiB, 4 x L2) evicts the L2.
-// Decode is also captured once into a CUDA graph (global capture mode, the
-// strictest, as engines use) and the replays are timed the same way.
-// Host-only runtime API: compiled by the C++ compiler against CUDA::cudart.
+// Decode is also captured into HIP graphs (global capture mode, the strictest,
+// as engines use): one call, replays timed the same way; and many calls on
+// rotating tensor copies, replays timed back to back without a flush.
+// Host-only runtime API: compiled by the C++ compiler against libamdhip64.
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
@@ -42,7 +43,8 @@ class hip_timer final : public timer {
     int l2 = 0;
     if (e == hipSuccess) e = hipDeviceGetAttribute(&l2, hipDeviceAttributeL2CacheSize, device_);
     if (e == hipSuccess) e = hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking);
-    flush_bytes_ = std::max<std::size_t>(std::size_t(256) << 20, std::size_t(4) * l2);
+    l2_bytes_ = static_cast<std::size_t>(std::max(l2, 0));
+    flush_bytes_ = std::max<std::size_t>(std::size_t(256) << 20, 4 * l2_bytes_);
     if (e == hipSuccess) e = hipMalloc(&flush_, flush_bytes_);
     if (e != hipSuccess) {
       *why = "HIP timer setup failed: " + hip_text(e);
@@ -60,6 +62,7 @@ class hip_timer final : public timer {
     return "HIP runtime " + version_text(rt) + ", driver " + version_text(drv);
   }
   std::size_t flush_bytes() const override { return flush_bytes_; }
+  std::size_t last_level_cache_bytes() const override { return l2_bytes_; }
   bool synchronous() const override { return false; }
 
   dk_status time_calls(const launch_fn& f, int warmup, int repeat, bool flush,
@@ -69,13 +72,14 @@ class hip_timer final : public timer {
     return timed(repeat, flush, out_us, [&] { return f(stream_); });
   }
 
-  bool time_graph(const launch_fn& f, int warmup, int repeat, bool flush,
+  bool time_graph(const std::vector<launch_fn>& calls, int warmup, int repeat, bool flush,
                   std::vector<double>* out_us, std::string* why) override {
     hipGraph_t graph = nullptr;
     hipGraphExec_t exec = nullptr;
     hipError_t e = hipStreamBeginCapture(stream_, hipStreamCaptureModeGlobal);
     if (e != hipSuccess) return fail(why, "hipStreamBeginCapture", e);
-    dk_status s = f(stream_);
+    dk_status s = DK_STATUS_SUCCESS;
+    for (std::size_t i = 0; i < calls.size() && s == DK_STATUS_SUCCESS; ++i) s = calls[i](stream_);
     const std::string dk_message = s != DK_STATUS_SUCCESS ? dk_last_error() : "";
     e = hipStreamEndCapture(stream_, &graph);
     if (s != DK_STATUS_SUCCESS) {
@@ -149,7 +153,7 @@ class hip_timer final : public timer {
   int device_;
   hipStream_t stream_ = nullptr;
   void* flush_ = nullptr;
-  std::size_t flush_bytes_ = 0;
+  std::size_t flush_bytes_ = 0, l2_bytes_ = 0;
   std::vector<hipEvent_t> events_;
 };
 

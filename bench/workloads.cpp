@@ -63,16 +63,18 @@ std::vector<int32_t> permutation(int64_t n, uint64_t seed) {
 
 // The raw-gate ranges keep exp(gamma) in about [0.5, 0.99]: a realistic decay
 // that never drives the state towards denormals (which would slow CPUs).
-void fill_gates(device_tensor& a, device_tensor& b, device_tensor& a_log, device_tensor& dt_bias) {
-  a.fill_uniform(11, -3.0f, -1.0f);
-  b.fill_uniform(12, -2.0f, 2.0f);
-  a_log.fill_uniform(13, -0.7f, 0.7f);
-  dt_bias.fill_uniform(14, -1.0f, -0.01f);
+void fill_gates(device_tensor& a, device_tensor& b, device_tensor& a_log, device_tensor& dt_bias,
+                uint64_t seed) {
+  a.fill_uniform(seed, -3.0f, -1.0f);
+  b.fill_uniform(seed + 1, -2.0f, 2.0f);
+  a_log.fill_uniform(seed + 2, -0.7f, 0.7f);
+  dt_bias.fill_uniform(seed + 3, -1.0f, -0.01f);
 }
 
 class decode_case final : public bench_case {
  public:
-  decode_case(dk_context* ctx, const workload& w)
+  // Replica r > 0 draws its values from other seeds (the in-graph timing).
+  decode_case(dk_context* ctx, const workload& w, int replica)
       : ctx_(ctx),
         q_(ctx, kAct, {w.batch, w.tokens, w.hq, w.dk}),
         k_(ctx, kAct, {w.batch, w.tokens, w.hq, w.dk}),
@@ -84,12 +86,13 @@ class decode_case final : public bench_case {
         dt_bias_(ctx, kParam, {w.hv}),
         pool_(ctx, w.state, {w.batch, w.hv, w.dv, w.dk}),
         indices_(ctx, kIndex, {w.batch}) {
-    q_.fill_uniform(1, -1.0f, 1.0f);
-    k_.fill_uniform(2, -1.0f, 1.0f);
-    v_.fill_uniform(3, -1.0f, 1.0f);
-    fill_gates(a_, b_, a_log_, dt_bias_);
-    pool_.fill_uniform(4, -0.1f, 0.1f);
-    indices_.fill_ints(permutation(w.batch, 5));  // slots scattered like an engine's pool
+    const uint64_t seed = 1000 * static_cast<uint64_t>(replica);
+    q_.fill_uniform(seed + 1, -1.0f, 1.0f);
+    k_.fill_uniform(seed + 2, -1.0f, 1.0f);
+    v_.fill_uniform(seed + 3, -1.0f, 1.0f);
+    fill_gates(a_, b_, a_log_, dt_bias_, seed + 11);
+    pool_.fill_uniform(seed + 4, -0.1f, 0.1f);
+    indices_.fill_ints(permutation(w.batch, seed + 5));  // slots scattered like an engine's pool
     config_ = engine_config();
     args_ = dk_decode_args{};
     args_.q = q_.view(), args_.k = k_.view(), args_.v = v_.view(), args_.out = out_.view();
@@ -128,7 +131,7 @@ class prefill_case final : public bench_case {
     q_.fill_uniform(21, -1.0f, 1.0f);
     k_.fill_uniform(22, -1.0f, 1.0f);
     v_.fill_uniform(23, -1.0f, 1.0f);
-    fill_gates(a_, b_, a_log_, dt_bias_);
+    fill_gates(a_, b_, a_log_, dt_bias_, 11);
     pool_.fill_uniform(24, -0.1f, 0.1f);
     std::vector<int32_t> cu(1, 0);
     for (int64_t len : w.seqlens) cu.push_back(static_cast<int32_t>(cu.back() + len));
@@ -196,6 +199,10 @@ int64_t workload::num_states() const {
   return op == "decode" ? batch : static_cast<int64_t>(seqlens.size());
 }
 
+int64_t workload::state_pool_bytes() const {
+  return num_states() * int64_t(hv) * dk * dv * int64_t(elem_size(state));
+}
+
 int64_t workload::bytes_moved() const {
   const int64_t ntok = num_tokens(), nstate = num_states();
   const int64_t act = elem_size(kAct), gate = elem_size(kGate), param = elem_size(kParam);
@@ -204,7 +211,7 @@ int64_t workload::bytes_moved() const {
   bytes += 2 * hv * param;                                                  // A_log, dt_bias
   bytes += nstate * int64_t(elem_size(kIndex));                             // state indices
   if (op == "prefill") bytes += (nstate + 1) * int64_t(elem_size(kIndex));  // cu_seqlens
-  bytes += 2 * nstate * int64_t(hv) * dk * dv * int64_t(elem_size(state));  // state read + write
+  bytes += 2 * state_pool_bytes();                                          // state read + write
   return bytes;
 }
 
@@ -263,8 +270,8 @@ std::vector<workload> standard_workloads(bool quick) {
   return w;
 }
 
-std::unique_ptr<bench_case> make_case(dk_context* ctx, const workload& w) {
-  if (w.op == "decode") return std::make_unique<decode_case>(ctx, w);
+std::unique_ptr<bench_case> make_case(dk_context* ctx, const workload& w, int replica) {
+  if (w.op == "decode") return std::make_unique<decode_case>(ctx, w, replica);
   return std::make_unique<prefill_case>(ctx, w);
 }
 

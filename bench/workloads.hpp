@@ -25,8 +25,9 @@ struct workload {
   std::vector<int64_t> seqlens;  // prefill: one entry per packed sequence
   elem state = elem::f32;
 
-  int64_t num_tokens() const;  // B*T (decode) or the sum of seqlens (prefill)
-  int64_t num_states() const;  // state slots read and written: B or N
+  int64_t num_tokens() const;        // B*T (decode) or the sum of seqlens (prefill)
+  int64_t num_states() const;        // state slots read and written: B or N
+  int64_t state_pool_bytes() const;  // the state slots the call touches, once
   // Bytes an ideal kernel moves: every state slot touched read + written, and
   // q/k/v/out/gate/beta/parameter/index bytes once each.
   int64_t bytes_moved() const;
@@ -51,7 +52,9 @@ class bench_case {
 };
 
 // Allocates and fills everything (throws dk_failure on a failed dk_* call).
-std::unique_ptr<bench_case> make_case(dk_context* ctx, const workload& w);
+// Replica r > 0 of a decode workload is another, independent set of its
+// tensors filled from other seeds (the in-graph timing rotates through them).
+std::unique_ptr<bench_case> make_case(dk_context* ctx, const workload& w, int replica = 0);
 
 // The dk_config every workload uses.
 dk_config engine_config();
