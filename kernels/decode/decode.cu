@@ -24,7 +24,7 @@ decode_class class_of(const decode_problem& p) {
 
 int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2; }
 
-// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1]".
+// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe]".
 #define DK_DECODE_NAMES3(prefix, suffix)                                                 \
   {                                                                                      \
     {prefix "decode_kv128" suffix, prefix "decode_kv64" suffix, prefix "decode_generic" suffix}, { \
@@ -33,13 +33,13 @@ int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2
     }                                                                                    \
   }
 #define DK_DECODE_NAMES(prefix) \
-  { DK_DECODE_NAMES3(prefix, ""), DK_DECODE_NAMES3(prefix, "_t1") }
+  { DK_DECODE_NAMES3(prefix, ""), DK_DECODE_NAMES3(prefix, "_t1"), DK_DECODE_NAMES3(prefix, "_t1pipe") }
 #if DK_VENDOR_HIP
 constexpr int kFamilies[] = {906};
-const char* const kNames[][2][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
+const char* const kNames[][3][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
 #else
 constexpr int kFamilies[] = {80, 90, 100, 120};
-const char* const kNames[][2][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
+const char* const kNames[][3][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
                                        DK_DECODE_NAMES("cuda:sm100a:"),
                                        DK_DECODE_NAMES("cuda:sm120a:")};
 #endif
@@ -88,6 +88,17 @@ template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr launch_fn instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return &launch_one<F, C, S, L, decode_mode::general>;
+  } else if constexpr (M == decode_mode::t1_pipe) {
+    // mode_for picks it only where the family's table enables it.
+    using table = tuning::decode_tuning<F>;
+    constexpr int pipe_min = L == state_layout::k_last
+                                 ? (S == dtype::f32 ? table::t1_pipe_f32_min_heads_per_sm
+                                                    : table::t1_pipe_b16_min_heads_per_sm)
+                                 : (S == dtype::f32 ? 0 : table::t1_pipe_vlast_b16_min_heads_per_sm);
+    if constexpr (pipe_min > 0)
+      return &launch_one<F, C, S, L, decode_mode::t1_pipe>;
+    else
+      return &launch_one<F, C, S, L, decode_mode::t1>;
   } else if constexpr (M == decode_mode::t1_small) {
     constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1>::shape;
     constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small>::shape;
@@ -103,7 +114,7 @@ constexpr launch_fn instance() {
 
 // [mode][class][state dtype][layout] for one family.
 template <int F>
-constexpr launch_fn kLaunch[3][3][3][2] = {
+constexpr launch_fn kLaunch[4][3][3][2] = {
 #define DK_ROW(M, C)                                                                      \
   {{instance<F, C, dtype::f32, state_layout::k_last, M>(),                                \
     instance<F, C, dtype::f32, state_layout::v_last, M>()},                               \
@@ -113,7 +124,8 @@ constexpr launch_fn kLaunch[3][3][3][2] = {
     instance<F, C, dtype::f16, state_layout::v_last, M>()}}
 #define DK_MODE(M) \
   { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
-    DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small)
+    DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
+    DK_MODE(decode_mode::t1_pipe)
 #undef DK_MODE
 #undef DK_ROW
 };
@@ -177,7 +189,7 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
                      "decode: needs %zu bytes of shared memory per block, the device allows %d",
                      smem, limit);
   if (out_name)
-    *out_name = kNames[fam][ch.mode == decode_mode::general ? 0 : 1]
+    *out_name = kNames[fam][ch.mode == decode_mode::general ? 0 : ch.mode == decode_mode::t1_pipe ? 2 : 1]
                       [p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
   return DK_STATUS_SUCCESS;
 }

@@ -21,6 +21,7 @@
 #pragma once
 #include <stdint.h>
 
+#include "common/bulk_copy.cuh"
 #include "common/vendor.cuh"
 #include "dk/problem.hpp"
 #include "tuning/tuning.hpp"
@@ -37,6 +38,7 @@ struct launch_params {
   int v_tiles;  // V tiles per (sequence, head)
   int v_tile;   // values per block: warps along V * Geometry::v_per_warp (a power of two)
   int v_shift;  // log2(v_tile)
+  int chunk;    // t1_pipe: tiles dealt to a warp at a time (0: one contiguous run)
 };
 
 // Compile-time geometry of one kernel instance (see tuning/decode_shape.hpp).
@@ -45,6 +47,7 @@ struct geometry {
   using table = tuning::decode_tuning<Family>;
   static constexpr decode_mode mode = M;
   static constexpr bool t1 = M != decode_mode::general;
+  static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   static constexpr decode_shape shape =
@@ -57,7 +60,29 @@ struct geometry {
   static constexpr int nv = k_last ? shape.rows : shape.vec_chunks * vec;  // values per thread
   static constexpr int k_cover = nk * lanes_k * warps_k;
   static constexpr int v_per_warp = nv * lanes_v;
-  static constexpr int max_threads = kWarpSize * warps_k * shape.max_warps_v;
+  // t1_pipe (decode_pipe.cuh): warps per block, resident blocks per SM, tiles
+  // in flight per walker (K-last: a warp; V-last: the block); values per tile
+  // (K-last: the t1 warp tile's rows; V-last: one run of every key row); bytes
+  // of a tile, of each part of a walker's shared memory (stage barriers, the
+  // head's v, V-last the head's q/k and the per-warp partial sums, then the
+  // ring of tiles) and of a block's.
+  static constexpr int pipe_keys = C == decode_class::k64 ? 64 : 128;
+  static constexpr int pipe_warps = k_last ? table::t1_pipe_warps : table::t1_pipe_vlast_warps;
+  static constexpr int pipe_blocks_per_sm = k_last ? table::t1_pipe_blocks_per_sm : table::t1_pipe_vlast_blocks_per_sm;
+  static constexpr int pipe_stages = k_last ? table::t1_pipe_stages : table::t1_pipe_vlast_stages;
+  static constexpr int pipe_vlast_row = table::t1_pipe_vlast_row_bytes;
+  static constexpr int pipe_v_tile = k_last ? v_per_warp : pipe_vlast_row / esize;
+  static constexpr int pipe_tile_bytes =
+      k_last ? kWarpSize * shape.rows * shape.vec_chunks * 16 : pipe_keys * pipe_vlast_row;
+  static constexpr int pipe_barrier_bytes = 128;
+  static constexpr int pipe_vhead_bytes = 256 * 4;  // v of one head as fp32 (V <= 256)
+  static constexpr int pipe_qk_bytes =
+      k_last ? 0 : 2 * (pipe_keys + 4 * pipe_warps * (kWarpSize * 16 / pipe_vlast_row)) * 4;
+  static constexpr int pipe_red_bytes = k_last ? 0 : pipe_warps * 2 * pipe_v_tile * 4;
+  static constexpr int pipe_warp_bytes =
+      pipe_barrier_bytes + pipe_vhead_bytes + pipe_qk_bytes + pipe_red_bytes + pipe_stages * pipe_tile_bytes;
+  static constexpr int pipe_block_bytes = k_last ? pipe_warps * pipe_warp_bytes : pipe_warp_bytes;
+  static constexpr int max_threads = pipe ? kWarpSize * pipe_warps : kWarpSize * warps_k * shape.max_warps_v;
   static constexpr int min_blocks_per_sm = M == decode_mode::t1_small ? table::t1_small_min_blocks_per_sm
                                           : t1                          ? table::t1_min_blocks_per_sm
                                                                         : table::min_blocks_per_sm;
@@ -67,7 +92,10 @@ struct geometry {
   static constexpr bool stream_state = t1 && table::t1_stream_state;
   // What __launch_bounds__ promises: at least the largest block, or more to cap
   // registers (64K / this per thread) so that more blocks stay resident.
-  static constexpr int table_bound = t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize) : table::launch_bound;
+  // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
+  static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
+                                    : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize)
+                                         : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
   static constexpr bool exact_k = C != decode_class::generic;  // the host guarantees K == k_cover
   // The device pass that compiles this instance's body.
@@ -83,6 +111,8 @@ struct geometry {
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
+  static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
+  static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
                 "V-last T = 1 keys per thread are read as one run of 4, 8 or 16");
 };
@@ -669,6 +699,17 @@ DK_DEVICE void run_to_float(const uint32_t (&w)[N], dtype t, float (&f)[N]) {
     f[i] = t == dtype::f32 ? as_f32 : t == dtype::bf16 ? as_bf16 : as_f16;
   }
 }
+// R runs of N elements (as load_run left them) to one fp32 array, run after run.
+template <int R, int N>
+DK_DEVICE void runs_to_float(const uint32_t (&w)[R][N], dtype t, float (&f)[R * N]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    float x[N];
+    run_to_float<N>(w[r], t, x);
+#pragma unroll
+    for (int e = 0; e < N; ++e) f[r * N + e] = x[e];
+  }
+}
 template <int N>
 DK_DEVICE void store_run(const operand& o, int64_t off, const float (&f)[N]) {
   char* base = static_cast<char*>(const_cast<void*>(o.data));
@@ -830,16 +871,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];
-#pragma unroll
-  for (int r = 0; r < KRUNS; ++r) {
-    float t[KRUN];
-    run_to_float<KRUN>(kw[r], p.k.type, t);
-#pragma unroll
-    for (int e = 0; e < KRUN; ++e) kf[r * KRUN + e] = t[e];
-    run_to_float<KRUN>(qw[r], p.q.type, t);
-#pragma unroll
-    for (int e = 0; e < KRUN; ++e) qf[r * KRUN + e] = t[e];
-  }
+  runs_to_float(kw, p.k.type, kf);
+  runs_to_float(qw, p.q.type, qf);
   float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
   for (int a = 0; a < NK; ++a) {
@@ -1005,6 +1038,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       }
 }
 
+}  // namespace dk::gpu::decode_detail
+#include "decode_pipe.cuh"  // the t1_pipe body, on top of the helpers above
+namespace dk::gpu::decode_detail {
+
 // One instance per (family, class, state dtype, layout, mode). Its body is
 // compiled only in the device pass of its own family: the host never launches another.
 template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
@@ -1012,7 +1049,9 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
     decode_kernel(const launch_params lp) {
   using G = geometry<Family, C, S, L, M>;
   if constexpr (G::device_family == DK_ARCH_FAMILY) {
-    if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
+    if constexpr (G::pipe && G::k_last) decode_t1_pipe_body<G, S>(kernel_param(lp));
+    else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
+    else if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
     else decode_body<G, S>(kernel_param(lp));
   } else {
     trap();
@@ -1044,12 +1083,39 @@ struct launch_shape {
   int64_t blocks;
   size_t smem;  // dynamic shared memory, bytes
 };
+// t1_pipe: a persistent grid of at most pipe_blocks_per_sm blocks per SM, no
+// more than there are tiles for; each walker (K-last: a warp; V-last: a block)
+// with its shared-memory ring.
+template <class G>
+launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
+  using table = typename G::table;
+  launch_shape ls;
+  ls.lp.p = p;
+  ls.lp.v_tile = G::pipe_v_tile;
+  ls.lp.v_shift = 0;
+  while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
+  ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
+  ls.threads = kWarpSize * G::pipe_warps;
+  const int64_t tiles = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
+  const int64_t resident = int64_t(G::pipe_blocks_per_sm) * compute_units;
+  const int64_t wanted = G::k_last ? (tiles + G::pipe_warps - 1) / G::pipe_warps : tiles;
+  ls.blocks = wanted < resident ? wanted : resident;
+  ls.smem = size_t(G::pipe_block_bytes);
+  const int64_t walkers = G::k_last ? ls.blocks * G::pipe_warps : ls.blocks;
+  ls.lp.chunk = table::t1_pipe_chunk > 0 && tiles >= walkers * table::t1_pipe_chunk_min_tiles_per_warp
+                    ? table::t1_pipe_chunk
+                    : 0;
+  return ls;
+}
+
 template <class G>
 launch_shape shape_of(int compute_units, const decode_problem& p) {
+  if constexpr (G::pipe) return pipe_shape_of<G>(compute_units, p);
   launch_shape ls;
   const int wv = warps_along_v<G>(compute_units, p);
   ls.lp.p = p;
   ls.lp.v_tile = wv * G::v_per_warp;
+  ls.lp.chunk = 0;
   ls.lp.v_shift = 0;
   while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
   ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
@@ -1070,6 +1136,10 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       c == decode_class::generic)
     return decode_mode::general;
   const int64_t heads = int64_t(p.batch) * p.hv;
+  const bool k_last = p.r.layout == state_layout::k_last, f32 = p.pool.type == dtype::f32;
+  const int pipe_min = k_last ? (f32 ? table::t1_pipe_f32_min_heads_per_sm : table::t1_pipe_b16_min_heads_per_sm)
+                              : (f32 ? 0 : table::t1_pipe_vlast_b16_min_heads_per_sm);
+  if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
   return heads < int64_t(table::t1_small_heads_per_sm) * compute_units ? decode_mode::t1_small
                                                                       : decode_mode::t1;
 }

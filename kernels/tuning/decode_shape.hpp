@@ -44,7 +44,12 @@ struct decode_shape {
 //             fewer than t1_small_heads_per_sm * SMs (sequence, head) pairs:
 //             fewer elements per thread, more blocks, a shorter chain per block
 //             (latency-bound small batches).
-enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2 };
+//   t1_pipe   T = 1, K-last, gate none or scalar, K = 64 or 128, for grids of at
+//             least t1_pipe_{f32,b16}_min_heads_per_sm * SMs (sequence, head)
+//             pairs: persistent warps stream their t1 tiles through a ring of
+//             bulk copies into shared memory (t1_pipe_stages deep), so the bytes
+//             in flight are not capped by registers (kernels/decode/decode_pipe.cuh).
+enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3 };
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -61,7 +66,14 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2 };
 //   t1_stream_state    streaming (evict-first) cache hints on the state;
 //   t1_kernels         whether T = 1 takes the t1 kernels at all;
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
-//   t1_small_heads_per_sm                      where t1_small takes over (0: never).
+//   t1_small_heads_per_sm                      where t1_small takes over (0: never);
+//   t1_pipe_{f32,b16}_min_heads_per_sm         where t1_pipe takes over for fp32 /
+//                      16-bit state (0: never; only sm_90+, which has bulk copies),
+//                      with t1_pipe_stages tiles per warp in flight,
+//                      t1_pipe_warps warps per block, t1_pipe_blocks_per_sm
+//                      resident blocks (the persistent grid), and tiles dealt to
+//                      warps in chunks of t1_pipe_chunk (0: one contiguous run
+//                      each) from t1_pipe_chunk_min_tiles_per_warp tiles per warp.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 

@@ -50,6 +50,13 @@ struct decode_tuning<906> {
   static constexpr int t1_vlast_b16_lanes = 16, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 0;
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
   static constexpr int t1_max_warps_v = 2;
+  // No bulk-copy engine on gfx906: no streaming kernel (decode_mode::t1_pipe).
+  static constexpr int t1_pipe_f32_min_heads_per_sm = 0, t1_pipe_b16_min_heads_per_sm = 0;
+  static constexpr int t1_pipe_stages = 2, t1_pipe_warps = 1, t1_pipe_blocks_per_sm = 1;
+  static constexpr int t1_pipe_chunk = 0, t1_pipe_chunk_min_tiles_per_warp = 0;
+  static constexpr int t1_pipe_vlast_b16_min_heads_per_sm = 0;
+  static constexpr int t1_pipe_vlast_stages = 2, t1_pipe_vlast_warps = 1, t1_pipe_vlast_blocks_per_sm = 1;
+  static constexpr int t1_pipe_vlast_row_bytes = 128;
 };
 
 }  // namespace dk::tuning

@@ -15,6 +15,10 @@ struct decode_tuning<80> : decode_tuning<90> {
   // 16-bit state: T = 1 kernels capped at 128 registers (Hopper's caps spill here).
   static constexpr int t1_klast_b16_bound = 512;
   static constexpr int t1_vlast_b16_bound = 448;
+  // No bulk-copy engine before sm_90: no streaming kernel (decode_mode::t1_pipe).
+  static constexpr int t1_pipe_f32_min_heads_per_sm = 0;
+  static constexpr int t1_pipe_b16_min_heads_per_sm = 0;
+  static constexpr int t1_pipe_vlast_b16_min_heads_per_sm = 0;
 };
 
 }  // namespace dk::tuning

@@ -78,6 +78,29 @@ struct decode_tuning<90> {
   static constexpr int t1_vlast_b16_lanes = 4, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 512;
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
   static constexpr int t1_max_warps_v = 1;
+  // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
+  // per block, 3 blocks per SM, 4 stages of 4 KB per warp = 192 KB of shared
+  // memory per SM, up to 144 KB of state in flight besides the tiles being computed.
+  // Measured (NOTES.md): 16-bit state B=512 301 us against t1's 326, B=128 82
+  // against 86; fp32 state stays on t1 (B=512 552 us against 569-577 for every
+  // stage count 2-6 and 8-16 warps per SM tried). Chunks of 4 tiles dealt
+  // round-robin beat one contiguous run per warp at >= 64 tiles per warp
+  // (16-bit B=512 292 against 301) and lose below (load imbalance).
+  static constexpr int t1_pipe_f32_min_heads_per_sm = 0;
+  static constexpr int t1_pipe_b16_min_heads_per_sm = 4;
+  static constexpr int t1_pipe_stages = 4;
+  static constexpr int t1_pipe_warps = 4;
+  static constexpr int t1_pipe_blocks_per_sm = 3;
+  static constexpr int t1_pipe_chunk = 4;
+  static constexpr int t1_pipe_chunk_min_tiles_per_warp = 64;
+  // V-last 16-bit state: a block of 4 warps walks tiles of one
+  // t1_pipe_vlast_row_bytes run of every key row (16 KB at K = 128), 3 stages,
+  // 4 blocks per SM (~216 KB of shared memory, <= 128 registers).
+  static constexpr int t1_pipe_vlast_b16_min_heads_per_sm = 4;
+  static constexpr int t1_pipe_vlast_row_bytes = 128;
+  static constexpr int t1_pipe_vlast_stages = 3;
+  static constexpr int t1_pipe_vlast_warps = 4;
+  static constexpr int t1_pipe_vlast_blocks_per_sm = 4;
 };
 
 }  // namespace dk::tuning

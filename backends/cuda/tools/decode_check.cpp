@@ -587,6 +587,66 @@ std::vector<case_desc> check_cases(bool small) {
     c.scale = 0.3f;
     add(c);
   }
+  // t1_pipe (K-last 16-bit state, at least t1_pipe_b16_min_heads_per_sm * SMs
+  // heads: 528 on 132 SMs).
+  {
+    case_desc c{"t1 pipe klast bf16 state io f32 raw B=80 GVA4 strided pad", 80, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.state = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe klast bf16 state B=72 out_slots pad", 72, 1, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe klast f16 state K=64 V=128 idx64 token_slots", 160, 1, 2, 4, 64, 128};
+    c.io = c.state = elem::f16;
+    c.idx64 = c.token_slots = true;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe klast bf16 state K=128 V=80 none", 136, 1, 1, 4, 128, 80};
+    c.gate = DK_GATE_NONE;
+    c.state = elem::bf16;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {  // >= t1_pipe_chunk_min_tiles_per_warp tiles per warp: chunks dealt round-robin
+    case_desc c{"chunked pipe klast f16 state K=64 B=3168 pad", 3168, 1, 2, 8, 64, 128};
+    c.state = elem::f16;
+    c.padding = c.l2norm = true;
+    add(c);
+  }
+  // t1_pipe V-last (16-bit state, >= 528 heads on 132 SMs; V = 48: a partial tile).
+  {
+    case_desc c{"t1 pipe vlast bf16 state raw B=80 GVA4 pad", 80, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe vlast f16 state K=64 V=48 out_slots strided", 136, 1, 2, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::f16;
+    c.out_slots = c.strided = c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", 66, 1, 1, 8, 128, 192};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    c.scale = 0.3f;
+    add(c);
+  }
   {
     case_desc c{"t1 vlast f32 io f32 token_slots strided", 5, 1, 2, 4, 128, 128};
     c.layout = DK_STATE_V_LAST;
@@ -695,7 +755,9 @@ double measure_copy_gbps() {
 // Kernels JIT-compiled from PTX (no CUDA runtime here): an empty one; one that
 // loads a word and stores it (one dependent trip to memory, like a padded
 // decode); one that loads an index, then a word at that index, then stores
-// (two dependent trips: the least any T = 1 decode does).
+// (two dependent trips: the least any T = 1 decode does); and a plain
+// streaming kernel, 16 bytes per thread, run out of place (a kernel copy) and
+// in place (read, modify, write back: the access pattern of a decode's state).
 const char* const kRefPtx = R"(
 .version 7.0
 .target sm_80
@@ -716,6 +778,18 @@ const char* const kRefPtx = R"(
   add.u64 %rd5, %rd2, %rd4;
   ld.global.u32 %r2, [%rd5];
   st.global.u32 [%rd3], %r2;
+  ret;
+}
+.visible .entry dk_stream(.param .u64 src, .param .u64 dst, .param .u64 n16) {
+  .reg .u64 %rd<8>; .reg .u32 %r<8>; .reg .pred %p;
+  ld.param.u64 %rd1, [src]; ld.param.u64 %rd2, [dst]; ld.param.u64 %rd3, [n16];
+  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;
+  mad.wide.u32 %rd4, %r1, %r2, 0; cvt.u64.u32 %rd5, %r3; add.u64 %rd4, %rd4, %rd5;
+  setp.ge.u64 %p, %rd4, %rd3; @%p ret;
+  shl.b64 %rd4, %rd4, 4; add.u64 %rd6, %rd1, %rd4; add.u64 %rd7, %rd2, %rd4;
+  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd6];
+  add.u32 %r4, %r4, 1;
+  st.global.v4.u32 [%rd7], {%r4, %r5, %r6, %r7};
   ret;
 }
 )";
@@ -765,11 +839,12 @@ void print_ref_row(const char* what, int B, double mb, double g_us, double copy_
 // device copy of the bytes a Qwen3-Next fp32 decode of batch B moves.
 void run_reference(double copy_gbps) {
   CUmodule mod = nullptr;
-  CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr;
+  CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr;
   if (cu.cuModuleLoadData(&mod, kRefPtx) != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_empty, mod, "dk_empty") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain1, mod, "dk_chain1") != CUDA_SUCCESS ||
-      cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS) {
+      cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_stream, mod, "dk_stream") != CUDA_SUCCESS) {
     std::printf("  (reference kernels: PTX JIT failed)\n");
     if (mod) cu.cuModuleUnload(mod);
     return;
@@ -801,6 +876,19 @@ void run_reference(double copy_gbps) {
         return cu.cuMemcpyDtoDAsync(dst, src, n, CUstream(g_stream)) == CUDA_SUCCESS;
       });
       print_ref_row("ref-copy", B, 2.0 * n / 1e6, us, copy_gbps);
+    }
+    for (int B : {32, 128, 512}) {
+      unsigned long long n16 = size_t(B) * slot_bytes / 16;
+      const unsigned blocks = unsigned((n16 + 255) / 256);
+      for (bool in_place : {false, true}) {
+        CUdeviceptr to = in_place ? src : dst;
+        void* args[] = {&base, &to, &n16};
+        const double us = graph_median_us([&] {
+          return cu.cuLaunchKernel(f_stream, blocks, 1, 1, 256, 1, 1, 0, CUstream(g_stream), args, nullptr) ==
+                 CUDA_SUCCESS;
+        });
+        print_ref_row(in_place ? "ref-rmw" : "ref-kcopy", B, 2.0 * n16 * 16 / 1e6, us, copy_gbps);
+      }
     }
   }
   cu.cuStreamSynchronize(CUstream(g_stream));

@@ -1,0 +1,80 @@
+// Bulk global -> shared copies by the copy engine (TMA, cp.async.bulk; NVIDIA
+// sm_90+) completing on shared-memory mbarriers: a kernel keeps many tiles in
+// flight without registers or per-thread copy tracking. Where DK_HAS_TMA is 0
+// (sm_80, gfx906, the host pass) these compile to a trap, so portable kernel
+// templates still build; the tuning tables select such kernels only where the
+// device pass has TMA.
+#pragma once
+#include "vendor.cuh"
+
+namespace dk {
+
+#if DK_HAS_TMA
+DK_DEVICE uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+#endif
+
+// One thread initialises a barrier that completes a phase on one arrival (plus
+// the bytes announced with it); then bulk_barrier_init_done before any use.
+DK_DEVICE void bulk_barrier_init(uint64_t* bar) {
+#if DK_HAS_TMA
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(bar)) : "memory");
+#else
+  (void)bar;
+  trap();
+#endif
+}
+DK_DEVICE void bulk_barrier_init_done() {
+#if DK_HAS_TMA
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+// The arrival of this phase, announcing `bytes` of copies that complete it
+// (0: the phase completes now).
+DK_DEVICE void bulk_arrive_expect(uint64_t* bar, uint32_t bytes) {
+#if DK_HAS_TMA
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+#else
+  (void)bar, (void)bytes;
+  trap();
+#endif
+}
+
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) and counts
+// them against the barrier's current phase.
+DK_DEVICE void bulk_copy(void* smem_dst, const void* src, uint32_t bytes, uint64_t* bar) {
+#if DK_HAS_TMA
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+          shared_address(smem_dst)),
+      "l"(src), "r"(bytes), "r"(shared_address(bar))
+      : "memory");
+#else
+  (void)smem_dst, (void)src, (void)bytes, (void)bar;
+  trap();
+#endif
+}
+
+// Waits until the phase with parity `parity` has completed; its copies are
+// then visible to the waiting thread.
+DK_DEVICE void bulk_wait(uint64_t* bar, uint32_t parity) {
+#if DK_HAS_TMA
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+#else
+  (void)bar, (void)parity;
+  trap();
+#endif
+}
+
+}  // namespace dk
