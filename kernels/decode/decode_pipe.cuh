@@ -383,6 +383,13 @@ DK_DEVICE void decode_t1_pipe_vlast_body(const launch_params& lp) {
   float* const qs = ks + T * KG * KPAD;
   float* const red = reinterpret_cast<float*>(base + G::pipe_barrier_bytes + G::pipe_vhead_bytes + G::pipe_qk_bytes);
   char* const ring = base + G::pipe_barrier_bytes + G::pipe_vhead_bytes + G::pipe_qk_bytes + G::pipe_red_bytes;
+  // The head's scalars, published by warp 0 (after the stage barriers).
+  struct head_scalars {
+    int64_t slot, store_slot, out_b;
+    float rk, rq, kq, d, beta;
+  };
+  static_assert(STAGES * 8 + 64 <= G::pipe_barrier_bytes && sizeof(head_scalars) <= 64, "t1_pipe V-last header");
+  head_scalars* const hs = reinterpret_cast<head_scalars*>(base + G::pipe_barrier_bytes - 64);
   if (tw == 0) pipe_init_barriers<STAGES>(bars, lane);
   block_sync();
   const pipe_walk<false> walk(lp, blockIdx.x, gridDim.x);
@@ -411,64 +418,69 @@ DK_DEVICE void decode_t1_pipe_vlast_body(const launch_params& lp) {
   pipe_ring<STAGES> ring_state;
   ring_state.start(walk, prefetch);
 
-  pipe_head<G::pipe_vhead_bytes / 4 / kWarpSize> hd;
-  int64_t head_b = -1;
+  int64_t head_b = -1, slot = -1, store_slot = -1, out_b = 0;
   int head_h = -1;
-  float rk = 1.f, rq = 1.f, kq = 0.f;
+  float rk = 1.f, rq = 1.f, kq = 0.f, d = 1.f, beta = 0.f;
   int64_t tile = walk.first, tile_in = 0;
   pipe_cursor w = walk.at(walk.first);
   for (; tile < walk.limit; walk.advance(tile, tile_in, w)) {
     block_sync();  // the block is done with the previous tile: its stage, red, ks/qs/vhead
     ring_state.refill(walk, prefetch);
 
-    // A new (sequence, head): its operands in one trip (every warp loads q, k
-    // and forms the norms; warp 0 writes the shared copies).
+    // A new (sequence, head): warp 0 loads its operands in one trip, forms the
+    // norms, decay and beta, and publishes them with q, k, v in shared memory.
     if (w.b != head_b || w.h != head_h) {
       head_b = w.b, head_h = w.h;
-      hd.issue(p, w.b, w.h, lane);
-      const int qk_head = w.h / (p.hv / p.hq);
-      const int64_t qb = w.b * p.q.stride[0] + qk_head * p.q.stride[2];
-      const int64_t kb = w.b * p.k.stride[0] + qk_head * p.k.stride[2];
-      uint32_t qbits[K / kWarpSize], kbits[K / kWarpSize];
+      if (tw == 0) {
+        pipe_head<G::pipe_vhead_bytes / 4 / kWarpSize> hd;
+        hd.issue(p, w.b, w.h, lane);
+        const int qk_head = w.h / (p.hv / p.hq);
+        const int64_t qb = w.b * p.q.stride[0] + qk_head * p.q.stride[2];
+        const int64_t kb = w.b * p.k.stride[0] + qk_head * p.k.stride[2];
+        uint32_t qbits[K / kWarpSize], kbits[K / kWarpSize];
 #pragma unroll
-      for (int e = 0; e < K / kWarpSize; ++e) {
-        qbits[e] = load_bits(p.q, qb + e * kWarpSize + lane);
-        kbits[e] = load_bits(p.k, kb + e * kWarpSize + lane);
-      }
-      float kk = 0.f, qq = 0.f;
-      kq = 0.f;
+        for (int e = 0; e < K / kWarpSize; ++e) {
+          qbits[e] = load_bits(p.q, qb + e * kWarpSize + lane);
+          kbits[e] = load_bits(p.k, kb + e * kWarpSize + lane);
+        }
+        float kk = 0.f, qq = 0.f, kqs = 0.f;
 #pragma unroll
-      for (int e = 0; e < K / kWarpSize; ++e) {
-        const float kv = bits_to_f(kbits[e], p.k.type), qv = bits_to_f(qbits[e], p.q.type);
-        kk = fmaf(kv, kv, kk);
-        qq = fmaf(qv, qv, qq);
-        kq = fmaf(kv, qv, kq);
-        if (tw == 0) {
+        for (int e = 0; e < K / kWarpSize; ++e) {
+          const float kv = bits_to_f(kbits[e], p.k.type), qv = bits_to_f(qbits[e], p.q.type);
+          kk = fmaf(kv, kv, kk);
+          qq = fmaf(qv, qv, qq);
+          kqs = fmaf(kv, qv, kqs);
           const int key = e * kWarpSize + lane;
           ks[(key / KPL) * KPAD + key % KPL] = kv;
           qs[(key / KPL) * KPAD + key % KPL] = qv;
         }
+        hd.finish(p);
+        hd.store_v(p, lane, vhead);
+        float rks = 1.f, rqs = p.r.scale;
+        if (p.r.qk_l2norm) {
+          rks = rsqrtf(group_sum<kWarpSize>(kk) + 1e-6f);
+          rqs *= rsqrtf(group_sum<kWarpSize>(qq) + 1e-6f);
+        }
+        kqs = group_sum<kWarpSize>(kqs);
+        if (lane == 0) {
+          hs->slot = hd.slot, hs->store_slot = hd.store_slot, hs->out_b = hd.out_b;
+          hs->rk = rks, hs->rq = rqs, hs->kq = kqs, hs->d = hd.d, hs->beta = hd.beta;
+        }
       }
-      kq = group_sum<kWarpSize>(kq);
-      rk = 1.f, rq = p.r.scale;
-      if (p.r.qk_l2norm) {
-        rk = rsqrtf(group_sum<kWarpSize>(kk) + 1e-6f);
-        rq *= rsqrtf(group_sum<kWarpSize>(qq) + 1e-6f);
-      }
-      hd.finish(p);
-      if (tw == 0) hd.store_v(p, lane, vhead);
       block_sync();
+      slot = hs->slot, store_slot = hs->store_slot, out_b = hs->out_b;
+      rk = hs->rk, rq = hs->rq, kq = hs->kq, d = hs->d, beta = hs->beta;
     }
 
     const char* src = ring + ring_state.wait(bars) * TILE_BYTES + (tw * KW + kg * KPL) * ROW + vl * 16;
     const int col = w.v0 + vl * VEC;  // V is a multiple of 16: a chunk is wholly in or out
     const bool col_ok = col < V;
-    if (!pipe_valid(p, hd.slot)) {  // padding: zero output, the pool untouched
+    if (!pipe_valid(p, slot)) {  // padding: zero output, the pool untouched
       if (tw == 0 && kg == 0 && col_ok) {
         float z[VEC];
 #pragma unroll
         for (int e = 0; e < VEC; ++e) z[e] = 0.f;
-        store_run<VEC>(p.out, hd.out_b + col, z);
+        store_run<VEC>(p.out, out_b + col, z);
       }
       continue;
     }
@@ -503,39 +515,48 @@ DK_DEVICE void decode_t1_pipe_vlast_body(const launch_params& lp) {
         x[e] += shfl_xor(x[e], m);
         y[e] += shfl_xor(y[e], m);
       }
-    if constexpr (T > 1) {
+    if constexpr (T > 1) {  // 16-byte shared accesses: VEC is 4 or 8
+      f32x4* const mine = reinterpret_cast<f32x4*>(red + tw * 2 * VT + vl * VEC);
       if (kg == 0)
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          red[(tw * 2 + 0) * VT + vl * VEC + e] = x[e];
-          red[(tw * 2 + 1) * VT + vl * VEC + e] = y[e];
+        for (int e = 0; e < VEC; e += 4) {
+          mine[e / 4] = f32x4{x[e], x[e + 1], x[e + 2], x[e + 3]};
+          mine[(VT + e) / 4] = f32x4{y[e], y[e + 1], y[e + 2], y[e + 3]};
         }
       block_sync();
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) {
-        float xs = 0.f, ys = 0.f;
+      for (int e = 0; e < VEC; ++e) x[e] = y[e] = 0.f;
 #pragma unroll
-        for (int u = 0; u < T; ++u) {
-          xs += red[(u * 2 + 0) * VT + vl * VEC + e];
-          ys += red[(u * 2 + 1) * VT + vl * VEC + e];
+      for (int u = 0; u < T; ++u) {
+        const f32x4* const theirs = reinterpret_cast<const f32x4*>(red + u * 2 * VT + vl * VEC);
+#pragma unroll
+        for (int e = 0; e < VEC; e += 4) {
+          const f32x4 a = theirs[e / 4], c = theirs[(VT + e) / 4];
+          x[e] += a.x, x[e + 1] += a.y, x[e + 2] += a.z, x[e + 3] += a.w;
+          y[e] += c.x, y[e + 1] += c.y, y[e + 2] += c.z, y[e + 3] += c.w;
         }
-        x[e] = xs, y[e] = ys;
       }
+    }
+    float vcol[VEC];  // this lane's v values
+#pragma unroll
+    for (int e = 0; e < VEC; e += 4) {
+      const f32x4 a = col_ok ? load16f(vhead + col + e) : f32x4{0.f, 0.f, 0.f, 0.f};
+      vcol[e] = a.x, vcol[e + 1] = a.y, vcol[e + 2] = a.z, vcol[e + 3] = a.w;
     }
 
     // u, the output (warp 0, key group 0), then pass 2: the update, stored.
-    const float d = hd.d, dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
+    const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
     float uk[VEC], o[VEC];
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
-      const float u = hd.beta * ((col_ok ? vhead[col + e] : 0.f) - dk_ * x[e]);
+      const float u = beta * (vcol[e] - dk_ * x[e]);
       o[e] = fmaf(u, kqn, dq * y[e]);
       uk[e] = u * rk;
     }
-    if (tw == 0 && kg == 0 && col_ok) store_run<VEC>(p.out, hd.out_b + col, o);
-    if (!pipe_valid(p, hd.store_slot) || !col_ok) continue;
+    if (tw == 0 && kg == 0 && col_ok) store_run<VEC>(p.out, out_b + col, o);
+    if (!pipe_valid(p, store_slot) || !col_ok) continue;
     char* dst = static_cast<char*>(const_cast<void*>(p.pool.data)) +
-                (hd.store_slot * p.pool.stride[0] + int64_t(w.h) * p.pool.stride[1] +
+                (store_slot * p.pool.stride[0] + int64_t(w.h) * p.pool.stride[1] +
                  int64_t(tw * KW + kg * KPL) * row_stride + col) * ES;
 #pragma unroll
     for (int j = 0; j < KPL; j += 4) {
