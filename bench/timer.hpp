@@ -2,8 +2,8 @@
 //   timer_cpu.cpp   steady_clock around each (synchronous) call
 //   timer_cuda.cpp  cudaEvent pairs around each call, CUDA graph replay  (DK_WITH_CUDA)
 //   timer_hip.cpp   hipEvent pairs around each call, HIP graph replay    (DK_WITH_HIP)
-// Each timed call is preceded by a cache flush: a write of a buffer larger
-// than twice the last-level cache, so that inputs and state come from memory
+// Each timed call is preceded by a cache flush (GPUs: a memset of, CPU: a read
+// of a buffer larger than twice the last-level cache), so that inputs and state come from memory
 // the way they do in an engine (where the other layers run in between).
 // The in-graph ("stream") decode time instead replays one graph of many calls,
 // each on its own copy of the tensors, so the rotation itself evicts the cache.

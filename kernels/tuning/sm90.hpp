@@ -95,8 +95,10 @@ struct decode_tuning<90> {
   static constexpr int t1_pipe_chunk_min_tiles_per_warp = 64;
   // V-last 16-bit state: a block of 4 warps walks tiles of one
   // t1_pipe_vlast_row_bytes run of every key row (16 KB at K = 128), 3 stages,
-  // 4 blocks per SM (~216 KB of shared memory, <= 128 registers).
-  static constexpr int t1_pipe_vlast_b16_min_heads_per_sm = 4;
+  // 4 blocks per SM (~216 KB of shared memory, <= 128 registers). Measured:
+  // B=512 359 us (t1 388), B=128 99.7 (102), but B=32 33.0 (t1 29.7-31.1), so
+  // from 8 heads per SM.
+  static constexpr int t1_pipe_vlast_b16_min_heads_per_sm = 8;
   static constexpr int t1_pipe_vlast_row_bytes = 128;
   static constexpr int t1_pipe_vlast_stages = 3;
   static constexpr int t1_pipe_vlast_warps = 4;

@@ -52,5 +52,24 @@ TEST_CASE("gpu: qwen3next decode batch of 128") {
   check_decode(s);
 }
 
+// Large enough for the streaming kernels on big GPUs (t1_pipe: >= 8 heads per SM for
+// V-last 16-bit state on the H200), with padding and separate output slots.
+TEST_CASE("gpu: qwen3next decode batch of 256, V-last bf16 state") {
+  decode_spec s;
+  s.B = 256;
+  s.T = 1;
+  s.heads = {16, 32, 128, 128};
+  s.rule.gate = DK_GATE_SCALAR;
+  s.rule.form = DK_GATE_RAW;
+  s.rule.beta = DK_BETA_LOGIT;
+  s.rule.layout = DK_STATE_V_LAST;
+  s.types.io = dt::bf16;
+  s.types.state = dt::bf16;
+  s.padded = {3, 200};
+  s.out_slots = true;
+  s.seed = 6300;
+  check_decode(s);
+}
+
 }  // namespace
 }  // namespace dkc

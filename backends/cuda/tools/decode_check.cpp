@@ -623,9 +623,9 @@ std::vector<case_desc> check_cases(bool small) {
     c.padding = c.l2norm = true;
     add(c);
   }
-  // t1_pipe V-last (16-bit state, >= 528 heads on 132 SMs; V = 48: a partial tile).
+  // t1_pipe V-last (16-bit state, >= 1056 heads on 132 SMs; V = 48: a partial tile).
   {
-    case_desc c{"t1 pipe vlast bf16 state raw B=80 GVA4 pad", 80, 1, 2, 8, 128, 128};
+    case_desc c{"t1 pipe vlast bf16 state raw B=144 GVA4 pad", 144, 1, 2, 8, 128, 128};
     c.layout = DK_STATE_V_LAST;
     c.raw = c.logit = c.l2norm = true;
     c.io = c.gates = c.state = elem::bf16;
@@ -633,14 +633,14 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 pipe vlast f16 state K=64 V=48 out_slots strided", 136, 1, 2, 4, 64, 48};
+    case_desc c{"t1 pipe vlast f16 state K=64 V=48 out_slots strided", 272, 1, 2, 4, 64, 48};
     c.layout = DK_STATE_V_LAST;
     c.state = elem::f16;
     c.out_slots = c.strided = c.l2norm = true;
     add(c);
   }
   {
-    case_desc c{"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", 66, 1, 1, 8, 128, 192};
+    case_desc c{"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", 132, 1, 1, 8, 128, 192};
     c.layout = DK_STATE_V_LAST;
     c.state = elem::bf16;
     c.token_slots = c.idx64 = true;
