@@ -301,13 +301,13 @@ int bench_main(int argc, char** argv) {
   run.toolkit = t->toolkit();
   run.timer_method = t->method();
   run.flush_bytes = t->flush_bytes();
-  // The quick CPU run takes more, shorter rounds and more samples (~2 minutes in
-  // all): this VM's memory bandwidth drifts by up to 1.7x over minutes, and
+  // The quick CPU run takes more, shorter rounds and more samples (~3.5 minutes
+  // in all): this VM's memory bandwidth drifts by up to 1.7x over minutes, and
   // spreading every workload's samples over the whole run lets two runs see
   // the same mix of fast and slow phases.
   const bool cpu_quick = on_cpu && o.quick;
-  run.rounds = o.rounds > 0 ? o.rounds : cpu_quick ? 12 : 3;
-  run.repeat = std::max(o.repeat > 0 ? o.repeat : cpu_quick ? 96 : o.quick ? 45 : 60, run.rounds);
+  run.rounds = o.rounds > 0 ? o.rounds : cpu_quick ? 24 : 3;
+  run.repeat = std::max(o.repeat > 0 ? o.repeat : cpu_quick ? 192 : o.quick ? 45 : 60, run.rounds);
   run.warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
   run.copy_bytes = std::size_t(on_cpu ? 256 : 1024) << 20;
   run.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
