@@ -415,7 +415,9 @@ def main():
            "pool addressed by int32 indices (scattered slots), random non-zero inputs.",
            "- Time: median over the timed calls (CUDA/HIP events on GPUs, steady_clock on the "
            "CPU), taken in several passes over all workloads after warm-up, with the caches "
-           "flushed (a write of more than twice the last-level cache) before every timed call. "
+           "flushed before every timed call (GPUs: a memset of max(256 MiB, 4x L2); CPU: a read "
+           "of more than twice the last-level cache, since runs at f3b6aef; earlier CPU runs "
+           "used a memset that glibc does with non-temporal stores, which did not evict). "
            "See [bench/README.md](" + rel_bench + ") for the method.",
            "- Decode **bytes** = state slots read + written (at the state dtype) + q/k/v/out/gate/"
            "beta/parameter/index bytes once. **GB/s** = bytes / median time; the percentage is of "
