@@ -397,9 +397,10 @@ DK_DEVICE void decode_t1_pipe_vlast_body(const launch_params& lp) {
   const int V = p.dv;
   const int64_t row_stride = p.pool.stride[2];
 
-  // Puts the tile at `w` in flight into `stage`: this warp's key rows (of the
-  // tile's columns that exist), one bulk copy each; warp 0 announces the
-  // whole tile's bytes on the stage's barrier.
+  // Puts the tile at `w` in flight into `stage`: one bulk copy when the tile is
+  // contiguous in the pool (whole rows of a compact pool), else this warp's
+  // key rows (of the tile's columns that exist), one bulk copy each; warp 0
+  // announces the whole tile's bytes on the stage's barrier.
   int64_t pf_b = -1, pf_slot = -1;
   auto prefetch = [&](const pipe_cursor& w, int stage) {
     if (w.b != pf_b) pf_b = w.b, pf_slot = pipe_read_slot(p, w.b);
@@ -410,6 +411,10 @@ DK_DEVICE void decode_t1_pipe_vlast_body(const launch_params& lp) {
     const char* head = static_cast<const char*>(p.pool.data) +
                        (pf_slot * p.pool.stride[0] + int64_t(w.h) * p.pool.stride[1] + w.v0) * ES;
     char* dst = ring + stage * TILE_BYTES;
+    if (row_stride * ES == ROW && cols == VT) {  // the tile is contiguous in the pool: one copy
+      if (tw == 0 && lane == 0) bulk_copy(dst, head, uint32_t(K * ROW), bars + stage);
+      return;
+    }
 #pragma unroll
     for (int k = tw * KW + lane; k < (tw + 1) * KW; k += kWarpSize)
       bulk_copy(dst + k * ROW, head + int64_t(k) * row_stride * ES, uint32_t(cols * ES), bars + stage);

@@ -19,7 +19,7 @@ struct decode_tuning<120> : decode_tuning<90> {
   // 100 KB of shared memory per SM: 2 blocks x 4 warps x 2 stages x 4 KB (+ v, barriers).
   static constexpr int t1_pipe_stages = 2;
   static constexpr int t1_pipe_blocks_per_sm = 2;
-  static constexpr int t1_pipe_vlast_blocks_per_sm = 1;  // 3 stages x 16 KB + 5 KB
+  static constexpr int t1_pipe_vlast_blocks_per_sm = 1;  // 2 stages x 32 KB + 6 KB
 
   static constexpr decode_shape shape(decode_class c, bool k_last, int state_bytes) {
     if (k_last) return decode_tuning<90>::shape(c, k_last, state_bytes);

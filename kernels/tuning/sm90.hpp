@@ -94,15 +94,16 @@ struct decode_tuning<90> {
   static constexpr int t1_pipe_chunk = 4;
   static constexpr int t1_pipe_chunk_min_tiles_per_warp = 64;
   // V-last 16-bit state: a block of 4 warps walks tiles of one
-  // t1_pipe_vlast_row_bytes run of every key row (16 KB at K = 128), 3 stages,
-  // 4 blocks per SM (~216 KB of shared memory, <= 128 registers). Measured:
-  // B=512 359 us (t1 388), B=128 99.7 (102), but B=32 33.0 (t1 29.7-31.1), so
-  // from 8 heads per SM.
+  // t1_pipe_vlast_row_bytes run of every key row: 256 bytes = a whole bf16
+  // head (32 KB, one bulk copy from a compact pool), 2 stages, 3 blocks per SM
+  // (~216 KB of shared memory). Measured: B=512 327 us (128-byte runs, 16 KB
+  // tiles of 128 row copies each: 359; t1: 388), B=128 91.9 (99.3; 102); B=32
+  // stays on t1 (29.9 against the pipe's 33.0), hence from 8 heads per SM.
   static constexpr int t1_pipe_vlast_b16_min_heads_per_sm = 8;
-  static constexpr int t1_pipe_vlast_row_bytes = 128;
-  static constexpr int t1_pipe_vlast_stages = 3;
+  static constexpr int t1_pipe_vlast_row_bytes = 256;
+  static constexpr int t1_pipe_vlast_stages = 2;
   static constexpr int t1_pipe_vlast_warps = 4;
-  static constexpr int t1_pipe_vlast_blocks_per_sm = 4;
+  static constexpr int t1_pipe_vlast_blocks_per_sm = 3;
 };
 
 }  // namespace dk::tuning
