@@ -60,11 +60,11 @@ std::string device_json(const run_info& run) {
                        {"peak_bandwidth_gbps", json::num(d.peak_bandwidth_gbps)}});
 }
 
-std::string config_json() {
+std::string config_json(const workload& w) {
   return json::object({{"gate", json::str("scalar, raw (a, A_log, dt_bias)")},
                        {"beta", json::str("logit")},
                        {"qk_l2norm", json::boolean(true)},
-                       {"state_layout", json::str("k_last")},
+                       {"state_layout", json::str(w.v_last ? "v_last" : "k_last")},
                        {"scale", json::str("1/sqrt(K)")}});
 }
 
@@ -98,7 +98,7 @@ std::string record_json(const run_info& run, const result& r) {
       {"toolkit", json::str(run.toolkit)},
       {"shape", r.w.shape_json()},
       {"dtypes", r.w.dtypes_json()},
-      {"config", config_json()},
+      {"config", config_json(r.w)},
       {"time_us", stats_json(r.us)},
       {"graph_time_us", stats_json(r.graph_us)},
       {"graph_note", json::str(r.graph_note)},

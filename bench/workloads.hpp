@@ -2,7 +2,8 @@
 //
 // Every workload uses the configuration engines run: bf16 q/k/v/out, the raw
 // scalar gate (a in bf16, A_log and dt_bias in fp32), beta as a bf16 logit,
-// q/k L2 normalisation, a K-last state pool addressed by int32 indices.
+// q/k L2 normalisation, a K-last state pool addressed by int32 indices (the
+// full set adds V-last decode rows, "qwen3next-vlast").
 // Inputs are seeded random and never zero.
 #pragma once
 #include <deltakit/deltakit.h>
@@ -24,6 +25,7 @@ struct workload {
   int batch = 0, tokens = 0;     // decode: B sequences of T tokens
   std::vector<int64_t> seqlens;  // prefill: one entry per packed sequence
   elem state = elem::f32;
+  bool v_last = false;  // decode: V-last state pool [.., K, V] (default K-last [.., V, K])
 
   int64_t num_tokens() const;        // B*T (decode) or the sum of seqlens (prefill)
   int64_t num_states() const;        // state slots read and written: B or N
