@@ -26,6 +26,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "deltakit/deltakit.h"
@@ -757,7 +758,10 @@ double measure_copy_gbps() {
 // decode); one that loads an index, then a word at that index, then stores
 // (two dependent trips: the least any T = 1 decode does); and a plain
 // streaming kernel, 16 bytes per thread, run out of place (a kernel copy) and
-// in place (read, modify, write back: the access pattern of a decode's state).
+// in place (read, modify, write back: the access pattern of a decode's state);
+// and one-warp blocks that each update a 4 KB tile in place like the t1 decode
+// (8 loads, then 8 stores), optionally after a dependent index load and/or a
+// dependent spin of N steps between the loads' arrival and the stores.
 const char* const kRefPtx = R"(
 .version 7.0
 .target sm_80
@@ -778,6 +782,52 @@ const char* const kRefPtx = R"(
   add.u64 %rd5, %rd2, %rd4;
   ld.global.u32 %r2, [%rd5];
   st.global.u32 [%rd3], %r2;
+  ret;
+}
+.visible .entry dk_tile(.param .u64 base, .param .u64 idx, .param .u32 spin) {
+  .reg .u64 %rd<12>; .reg .u32 %r<48>; .reg .pred %p;
+  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [idx]; ld.param.u32 %r1, [spin];
+  mov.u32 %r2, %ctaid.x; mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd3, %r2, 4096;
+  add.u64 %rd4, %rd1, %rd3;
+  setp.eq.u64 %p, %rd2, 0;
+  @%p bra NOIDX;
+  shr.u32 %r4, %r2, 9;
+  and.b32 %r4, %r4, 255;
+  mul.wide.u32 %rd5, %r4, 4;
+  add.u64 %rd6, %rd2, %rd5;
+  ld.global.u32 %r5, [%rd6];
+  cvt.u64.u32 %rd7, %r5;
+  add.u64 %rd4, %rd4, %rd7;
+NOIDX:
+  mul.wide.u32 %rd8, %r3, 16;
+  add.u64 %rd9, %rd4, %rd8;
+  ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd9+0];
+  ld.global.v4.u32 {%r14, %r15, %r16, %r17}, [%rd9+512];
+  ld.global.v4.u32 {%r18, %r19, %r20, %r21}, [%rd9+1024];
+  ld.global.v4.u32 {%r22, %r23, %r24, %r25}, [%rd9+1536];
+  ld.global.v4.u32 {%r26, %r27, %r28, %r29}, [%rd9+2048];
+  ld.global.v4.u32 {%r30, %r31, %r32, %r33}, [%rd9+2560];
+  ld.global.v4.u32 {%r34, %r35, %r36, %r37}, [%rd9+3072];
+  ld.global.v4.u32 {%r38, %r39, %r40, %r41}, [%rd9+3584];
+  mov.u32 %r7, %r10;
+  mov.u32 %r6, 0;
+LOOP:
+  setp.ge.u32 %p, %r6, %r1;
+  @%p bra STORE;
+  mad.lo.u32 %r7, %r7, 3, 1;
+  add.u32 %r6, %r6, 1;
+  bra LOOP;
+STORE:
+  add.u32 %r10, %r10, %r7;
+  st.global.v4.u32 [%rd9+0], {%r10, %r11, %r12, %r13};
+  st.global.v4.u32 [%rd9+512], {%r14, %r15, %r16, %r17};
+  st.global.v4.u32 [%rd9+1024], {%r18, %r19, %r20, %r21};
+  st.global.v4.u32 [%rd9+1536], {%r22, %r23, %r24, %r25};
+  st.global.v4.u32 [%rd9+2048], {%r26, %r27, %r28, %r29};
+  st.global.v4.u32 [%rd9+2560], {%r30, %r31, %r32, %r33};
+  st.global.v4.u32 [%rd9+3072], {%r34, %r35, %r36, %r37};
+  st.global.v4.u32 [%rd9+3584], {%r38, %r39, %r40, %r41};
   ret;
 }
 .visible .entry dk_stream(.param .u64 src, .param .u64 dst, .param .u64 n16) {
@@ -839,12 +889,14 @@ void print_ref_row(const char* what, int B, double mb, double g_us, double copy_
 // device copy of the bytes a Qwen3-Next fp32 decode of batch B moves.
 void run_reference(double copy_gbps) {
   CUmodule mod = nullptr;
-  CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr;
+  CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr,
+             f_tile = nullptr;
   if (cu.cuModuleLoadData(&mod, kRefPtx) != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_empty, mod, "dk_empty") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain1, mod, "dk_chain1") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS ||
-      cu.cuModuleGetFunction(&f_stream, mod, "dk_stream") != CUDA_SUCCESS) {
+      cu.cuModuleGetFunction(&f_stream, mod, "dk_stream") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_tile, mod, "dk_tile") != CUDA_SUCCESS) {
     std::printf("  (reference kernels: PTX JIT failed)\n");
     if (mod) cu.cuModuleUnload(mod);
     return;
@@ -888,6 +940,24 @@ void run_reference(double copy_gbps) {
                  CUDA_SUCCESS;
         });
         print_ref_row(in_place ? "ref-rmw" : "ref-kcopy", B, 2.0 * n16 * 16 / 1e6, us, copy_gbps);
+      }
+      // words[0..255] stay zero (the index is taken mod 256): it adds nothing, but its
+      // load is a dependent trip.
+      // ref-tile-25: 8 KB of (unused) shared memory per block caps it at 25 blocks
+      // per SM, the t1 decode's occupancy (80 registers).
+      for (auto [name, with_index, spin, smem] :
+           {std::tuple{"ref-tile", false, 0u, 0u}, std::tuple{"ref-tile-idx", true, 0u, 0u},
+            std::tuple{"ref-tile-s64", false, 64u, 0u}, std::tuple{"ref-tile-s256", false, 256u, 0u},
+            std::tuple{"ref-tile-25", false, 0u, 8192u}}) {
+        CUdeviceptr index = with_index ? words : 0;
+        unsigned steps = spin;
+        void* args[] = {&base, &index, &steps};
+        const unsigned tiles = unsigned(size_t(B) * slot_bytes / 4096);
+        const double us = graph_median_us([&] {
+          return cu.cuLaunchKernel(f_tile, tiles, 1, 1, 32, 1, 1, smem, CUstream(g_stream), args, nullptr) ==
+                 CUDA_SUCCESS;
+        });
+        print_ref_row(name, B, 2.0 * double(tiles) * 4096 / 1e6, us, copy_gbps);
       }
     }
   }
