@@ -124,7 +124,9 @@ struct checker {
            __builtin_add_overflow(extent, step, &extent)))
         return fail(DK_STATUS_INVALID_ARGUMENT, name, "shape and strides address more than int64 elements");
     }
-    if (__builtin_mul_overflow(extent + 1, int64_t{dtype_size(type)}, &extent))
+    // (extent may be INT64_MAX here: the + 1 is checked too.)
+    if (__builtin_add_overflow(extent, int64_t{1}, &extent) ||
+        __builtin_mul_overflow(extent, int64_t{dtype_size(type)}, &extent))
       return fail(DK_STATUS_INVALID_ARGUMENT, name, "shape and strides address more than int64 bytes");
     uint64_t address = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset;
     if (need_data && !t->data) return fail(DK_STATUS_INVALID_ARGUMENT, name, "data is NULL");

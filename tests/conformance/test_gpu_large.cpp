@@ -1,4 +1,4 @@
-// Engine-sized cases, compiled only into GPU instantiations (DK_CONFORMANCE_GPU_CASES): the
+// Engine-sized cases, compiled only into GPU instantiations (CMakeLists.txt's source list): the
 // fp64 golden of Qwen3-Next heads (HV = 32, K = V = 128) over 65536 tokens is ~70 GFLOP, minutes
 // of host time, so a CPU run in CI does not take them. The golden splits heads across threads.
 #include "harness.hpp"

@@ -210,7 +210,8 @@ struct case_desc {
 };
 
 double tolerance(const case_desc& c) {
-  if (c.state != elem::f32) return 2e-2;
+  if (c.state == elem::bf16) return 2e-2;  // SPEC: bf16 state 2e-2, fp16 state 5e-3
+  if (c.state == elem::f16) return 5e-3;
   if (c.io != elem::f32 || c.gates != elem::f32) return 5e-3;
   return 1e-4;
 }
@@ -340,9 +341,9 @@ bool run_case(const case_desc& c, uint64_t seed) {
     std::printf("  ok   %-44s rejected by validation: %s\n", c.name.c_str(), dk_last_error());
     return true;
   }
-  if (s == DK_STATUS_UNSUPPORTED) {
-    std::printf("  skip %-44s unsupported: %s\n", c.name.c_str(), dk_last_error());
-    return true;
+  if (s == DK_STATUS_UNSUPPORTED) {  // every case is a shape SPEC requires: not a skip
+    std::printf("  FAIL %-44s unsupported: %s\n", c.name.c_str(), dk_last_error());
+    return false;
   }
   if (!ok(s, "dk_decode_query")) return false;
   if (!ok(dk_decode_run(g_ctx, &cfg, &a, g_stream), "dk_decode_run")) return false;
