@@ -20,7 +20,7 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
 dk_status decode_launch(const target& t, const decode_problem& p, void* stream);
 
 dk_status prefill_query(const target& t, const prefill_problem& p, const char** out_name);
-size_t prefill_workspace_bytes(const target& t, const prefill_problem& p);
+dk_status prefill_workspace_bytes(const target& t, const prefill_problem& p, size_t* out_bytes);
 dk_status prefill_launch(const target& t, const prefill_problem& p, void* workspace,
                          size_t workspace_bytes, void* stream);
 

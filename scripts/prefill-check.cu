@@ -376,7 +376,11 @@ static Result run_case(const Case& c, const dk::gpu::target& tgt, uint64_t seed)
     return r;
   }
   r.impl = impl;
-  const size_t wsb = dk::gpu::prefill_workspace_bytes(tgt, p);
+  size_t wsb = 0;
+  if (dk::gpu::prefill_workspace_bytes(tgt, p, &wsb) != DK_STATUS_SUCCESS) {
+    printf("  workspace query failed: %s\n", dk::g_err);
+    exit(1);
+  }
   void* ws = wsb ? dalloc(wsb) : nullptr;
   CK(cudaMemset(dout, 0xff, out_bytes));
   CK(cudaMemset(dfs, 0xff, fs_bytes));

@@ -254,8 +254,7 @@ dk_status prefill_query(device_handle* d, const prefill_problem& p, const char**
 }
 
 dk_status prefill_workspace(device_handle* d, const prefill_problem& p, size_t* out_bytes) {
-  *out_bytes = gpu::prefill_workspace_bytes(state_of(d)->target, p);
-  return DK_STATUS_SUCCESS;
+  return gpu::prefill_workspace_bytes(state_of(d)->target, p, out_bytes);
 }
 
 dk_status prefill_run(device_handle* d, const prefill_problem& p, void* workspace,

@@ -9,7 +9,8 @@
 
 namespace dk {
 
-#if DK_HAS_TMA
+#if DK_HAS_CP_ASYNC
+// The 32-bit shared-space address of a pointer into shared memory (sm_80+).
 DK_DEVICE uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

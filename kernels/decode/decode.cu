@@ -90,12 +90,8 @@ constexpr launch_fn instance() {
     return &launch_one<F, C, S, L, decode_mode::general>;
   } else if constexpr (M == decode_mode::t1_pipe) {
     // mode_for picks it only where the family's table enables it.
-    using table = tuning::decode_tuning<F>;
-    constexpr int pipe_min = L == state_layout::k_last
-                                 ? (S == dtype::f32 ? table::t1_pipe_f32_min_heads_per_sm
-                                                    : table::t1_pipe_b16_min_heads_per_sm)
-                                 : (S == dtype::f32 ? 0 : table::t1_pipe_vlast_b16_min_heads_per_sm);
-    if constexpr (pipe_min > 0)
+    if constexpr (tuning::t1_pipe_min_heads_of<tuning::decode_tuning<F>>(L == state_layout::k_last,
+                                                                        S == dtype::f32 ? 4 : 2) > 0)
       return &launch_one<F, C, S, L, decode_mode::t1_pipe>;
     else
       return &launch_one<F, C, S, L, decode_mode::t1>;

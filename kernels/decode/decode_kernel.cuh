@@ -1,7 +1,8 @@
-// The decode kernels (SPEC §2): one block per (sequence, value head, V tile).
-// Two bodies: decode_t1_body (T = 1, gate none/scalar, K = 64/128: no staging,
-// 16-bit state packed in registers; see tuning/decode_shape.hpp, decode_mode)
-// and decode_body (everything else), described here.
+// The decode kernels (SPEC §2). Four bodies (tuning/decode_shape.hpp, decode_mode):
+// decode_body (everything; described here) and decode_t1_body (T = 1, gate
+// none/scalar, K = 64/128: no staging, 16-bit state packed in registers), one
+// block per (sequence, value head, V tile); and the t1_pipe bodies (decode_pipe.cuh),
+// a persistent grid streaming tiles through shared memory.
 // The block reads its tile of the state once into registers, runs the T <= 16
 // tokens on it, and writes it back once (or after every token, for per-token
 // slots). q, k, v, beta and the gates (as decays) of all T tokens are staged
@@ -1136,9 +1137,8 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       c == decode_class::generic)
     return decode_mode::general;
   const int64_t heads = int64_t(p.batch) * p.hv;
-  const bool k_last = p.r.layout == state_layout::k_last, f32 = p.pool.type == dtype::f32;
-  const int pipe_min = k_last ? (f32 ? table::t1_pipe_f32_min_heads_per_sm : table::t1_pipe_b16_min_heads_per_sm)
-                              : (f32 ? 0 : table::t1_pipe_vlast_b16_min_heads_per_sm);
+  const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
+                                                          p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
   return heads < int64_t(table::t1_small_heads_per_sm) * compute_units ? decode_mode::t1_small
                                                                       : decode_mode::t1;

@@ -1,24 +1,25 @@
 // The T = 1 streaming decode bodies (decode_mode::t1_pipe; gate none or
 // scalar, K = 64/128; sm_90+), included by decode_kernel.cuh.
 //
-// Why: at large batch the t1 kernel holds each warp's 4 KB tile in registers
-// from load to store, so the bytes in flight per SM are capped by the register
-// file (~25 warps x 4 KB) and fp32 state streams at ~91 % of copy bandwidth,
-// 16-bit state (more registers per tile) at ~76 %. Here every warp walks a
-// contiguous run of tiles and keeps the next STAGES - 1 of them in flight
-// through the copy engine (bulk copies completing on one mbarrier per stage)
-// into its own shared-memory ring, while it computes the current one from
-// shared memory. (Per-thread cp.async into the same ring was measured first:
-// it capped at ~3.4 tiles/us per SM whatever the stages or warps.)
+// Why: at large batch the t1 kernel holds each warp's tile in registers from
+// load to store, so the bytes in flight per SM are capped by the register file;
+// 16-bit state (more registers per tile) streamed at ~76 % of copy bandwidth.
+// Here walkers (a warp for K-last, a block for V-last) keep the next
+// STAGES - 1 tiles in flight through the copy engine (bulk copies completing
+// on one mbarrier per stage) into a shared-memory ring, while they compute
+// the current one from shared memory. The tables select it for 16-bit state
+// only: for fp32 it was slower than t1 in every configuration tried, and
+// per-thread cp.async into the same ring was slower still (NOTES.md).
 //
 // Per tile, the math of decode_t1_body: x = S^T k, y = S^T q; u = beta (v - d rk x);
 // o = d rq y + u (rk rq k.q); S_new = d S + k (rk u)^T, stored straight to the
 // pool. K-last: a tile is the t1 warp tile (whole rows of K, the t1 lane
-// mapping), sums over the lane's keys then butterflies. V-last: a tile is one
-// 128-byte run of every key row; each lane sums a quarter of the keys for its
-// 16-byte column chunk (two passes over the tile in shared memory), then two
-// butterflies. Runs of consecutive tiles share a (sequence, head): its slots,
-// q/k (with norms), v, decay and beta are loaded and computed once per head.
+// mapping), sums over the lane's keys then butterflies. V-last: a tile is a
+// run of every key row (a whole head when V * 2 bytes fits the run), the keys
+// split over the block's warps and their lanes (two passes over the tile in
+// shared memory, sums finished by butterflies and through shared memory).
+// Runs of consecutive tiles share a (sequence, head): its slots, q/k (with
+// norms), v, decay and beta are loaded and computed once per head.
 #pragma once
 
 namespace dk::gpu::decode_detail {
@@ -342,7 +343,8 @@ DK_DEVICE void decode_t1_pipe_body(const launch_params& lp) {
 // V-last pool [.., K, V]: a block of T warps is one walker. A tile is the
 // ROW-byte run [v0, v0 + ROW / ES) of every key row (K rows, row-major in
 // shared memory); warp tw owns the key rows [tw K/T, (tw + 1) K/T): it copies
-// them (bulk copies, one per row; warp 0 announces the tile's bytes), and its
+// them (one bulk copy per row, or warp 0 one copy of the whole tile when it is
+// contiguous in the pool; warp 0 announces the tile's bytes), and its
 // lane (kg = lane / LV, vl = lane % LV; LV = ROW / 16) owns the 16-byte column
 // chunk vl of KPL of them. Pass 1 sums x, y over the lane's keys (q, k as fp32
 // from the block's shared copy), butterflies over the warp's key groups, then

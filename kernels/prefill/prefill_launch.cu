@@ -20,18 +20,19 @@ plan_overrides& overrides() {
 
 namespace {
 
-// Static implementation names: "<vendor>:<arch>:<impl>".
+// Static implementation names: "<vendor>:<arch>:<impl>"; the generic path is named
+// after its chunk (16 or 8 tokens: 8 where shared memory is short, always on gfx906).
 #define DK_PREFILL_NAMES(arch)                                                              \
-  {"cuda:" arch ":prefill_wy16_simt", "cuda:" arch ":prefill_wy64_mma_k64",               \
-   "cuda:" arch ":prefill_wy64_mma_k128"}
-const char* const kCudaNames[5][3] = {DK_PREFILL_NAMES("sm80"), DK_PREFILL_NAMES("sm90a"),
+  {"cuda:" arch ":prefill_wy16_simt", "cuda:" arch ":prefill_wy8_simt",                   \
+   "cuda:" arch ":prefill_wy64_mma_k64", "cuda:" arch ":prefill_wy64_mma_k128"}
+const char* const kCudaNames[5][4] = {DK_PREFILL_NAMES("sm80"), DK_PREFILL_NAMES("sm90a"),
                                       DK_PREFILL_NAMES("sm100a"), DK_PREFILL_NAMES("sm120a"),
                                       DK_PREFILL_NAMES("sm")};
 #undef DK_PREFILL_NAMES
 
-const char* impl_name(const gpu::target& t, path kind, int kd) {
-  const int impl = kind == path::generic ? 0 : (kd == 64 ? 1 : 2);
-  if (DK_VENDOR_HIP) return "hip:gfx906:prefill_wy16_simt";
+const char* impl_name(const gpu::target& t, path kind, int kd, int cg) {
+  const int impl = kind == path::generic ? (cg == 16 ? 0 : 1) : (kd == 64 ? 2 : 3);
+  if (DK_VENDOR_HIP) return "hip:gfx906:prefill_wy8_simt";
   const int a = t.arch >= 120 ? 3 : t.arch >= 100 ? 2 : t.arch >= 90 ? 1 : t.arch >= 80 ? 0 : 4;
   return kCudaNames[a][impl];
 }
@@ -86,7 +87,7 @@ dk_status make_plan(const gpu::target& t, const prefill_problem& p, plan* out) {
       return set_error(DK_STATUS_UNSUPPORTED, "prefill: too many (sequence, head) pairs for one launch");
     pl.ws_bytes = 0;
   }
-  pl.name = impl_name(t, pl.kind, K);
+  pl.name = impl_name(t, pl.kind, K, pl.cg);
   *out = pl;
   return DK_STATUS_SUCCESS;
 }
@@ -102,10 +103,12 @@ dk_status prefill_query(const target& t, const prefill_problem& p, const char** 
   return DK_STATUS_SUCCESS;
 }
 
-size_t prefill_workspace_bytes(const target& t, const prefill_problem& p) {
+dk_status prefill_workspace_bytes(const target& t, const prefill_problem& p, size_t* out_bytes) {
+  *out_bytes = 0;
   prefill::plan pl;
-  if (prefill::make_plan(t, p, &pl) != DK_STATUS_SUCCESS) return 0;
-  return static_cast<size_t>(pl.ws_bytes);
+  const dk_status s = prefill::make_plan(t, p, &pl);
+  if (s == DK_STATUS_SUCCESS) *out_bytes = static_cast<size_t>(pl.ws_bytes);
+  return s;
 }
 
 dk_status prefill_launch(const target& t, const prefill_problem& p, void* workspace,

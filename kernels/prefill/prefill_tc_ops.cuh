@@ -4,17 +4,12 @@
 // Everything here exists only where DK_HAS_MMA_SYNC (NVIDIA sm_80+); callers guard
 // their use with the same macro.
 #pragma once
+#include "common/bulk_copy.cuh"
 #include "prefill_common.cuh"
 
 namespace dk::prefill::tc {
 
 #if DK_HAS_MMA_SYNC
-
-DK_DEVICE uint32_t smem_addr(const void* p) {
-  uint64_t a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<uint32_t>(a);
-}
 
 // Four 8x8 b16 matrices; lane i supplies the row address of matrix i/8, row i%8.
 DK_DEVICE void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
@@ -103,35 +98,6 @@ DK_DEVICE uint32_t swz(int row, int chunk) {
 
 #endif  // DK_HAS_MMA_SYNC
 
-#if DK_HAS_TMA
-// mbarrier + bulk copy (global -> shared, completion counted in bytes on the mbarrier).
-DK_DEVICE void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-DK_DEVICE void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
-DK_DEVICE void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-DK_DEVICE void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "LAB_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@p bra.uni DONE;\n"
-      "bra.uni LAB_WAIT;\n"
-      "DONE:\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-DK_DEVICE void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-      "l"(src), "r"(bytes), "r"(bar)
-      : "memory");
-}
-#endif  // DK_HAS_TMA
+// mbarriers and bulk copies: kernels/common/bulk_copy.cuh (dk::bulk_*).
 
 }  // namespace dk::prefill::tc

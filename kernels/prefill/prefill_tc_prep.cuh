@@ -191,7 +191,7 @@ __global__ void DK_TC_BOUNDS(kPrepThreads, 3) prep_kernel(prefill_problem p, ws_
   }
   block_sync();
 
-  const uint32_t qb = smem_addr(sm + C::kOffQ), kb = smem_addr(sm + C::kOffK);
+  const uint32_t qb = shared_address(sm + C::kOffQ), kb = shared_address(sm + C::kOffK);
   // 2a. the first value head of each key head publishes q and k as B fragments
   if (h % group == 0) {
     u32x4* wq = reinterpret_cast<u32x4*>(ws.qk + (c * p.hq + hk) * ws.qk_bytes);
@@ -270,7 +270,7 @@ __global__ void DK_TC_BOUNDS(kPrepThreads, 3) prep_kernel(prefill_problem p, ws_
       const E* src = vsrc + (t0 + row) * p.v.stride[0] + (first + pc) * 64 + chn * 8;
       if constexpr (IO == dtype::bf16) {
         if (row < L && vec_v) {
-          cp_async16(smem_addr(dst), src);
+          cp_async16(shared_address(dst), src);
           continue;
         }
       }
@@ -394,7 +394,7 @@ __global__ void DK_TC_BOUNDS(kPrepThreads, 3) prep_kernel(prefill_problem p, ws_
     cp_async_wait<0>();
     block_sync();
     for (int pc = 0; pc < count; ++pc) {
-      const uint32_t vb = smem_addr(sm + C::kOffQ + pc * C::kVPiece);
+      const uint32_t vb = shared_address(sm + C::kOffQ + pc * C::kVPiece);
       float Uc[8][4];
 #pragma unroll
       for (int j = 0; j < 8; ++j)

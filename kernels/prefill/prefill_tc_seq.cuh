@@ -55,13 +55,13 @@ __global__ void __launch_bounds__(128) seq_kernel(prefill_problem p, ws_ptrs ws,
   unsigned char* xch = sm + stages * C::kStage;                 // [warp][12][32] x 16 bytes
   E* ostg = reinterpret_cast<E*>(xch + C::kXch) + warp * kC * 16;
   E* outp = static_cast<E*>(const_cast<void*>(p.out.data));
-  const uint32_t bars = smem_addr(xch + C::kXch + C::kOut);     // one mbarrier per stage
+  uint64_t* const bars = reinterpret_cast<uint64_t*>(xch + C::kXch + C::kOut);  // one mbarrier per stage
   (void)bars;
 #if DK_HAS_TMA
   if (tid == 0) {
-    mbar_init(bars, 1);
-    mbar_init(bars + 8, 1);
-    mbar_fence_init();
+    bulk_barrier_init(bars);
+    bulk_barrier_init(bars + 1);
+    bulk_barrier_init_done();
   }
   block_sync();
 #endif
@@ -77,15 +77,15 @@ __global__ void __launch_bounds__(128) seq_kernel(prefill_problem p, ws_ptrs ws,
     const float* sc = ws.sc + ch * 3 * kC;
 #if DK_HAS_TMA
     if (tid == 0) {
-      const uint32_t bar = bars + 8 * buf;
-      mbar_expect_tx(bar, C::kOffU + 3 * kC * 4);
-      bulk_copy(smem_addr(st + C::kOffQ), qk, C::kOffW, bar);
-      bulk_copy(smem_addr(st + C::kOffW), w, 2 * kFP, bar);
-      bulk_copy(smem_addr(st + C::kOffP), pm, 2 * frag_plane_bytes(kC), bar);
-      bulk_copy(smem_addr(st + C::kOffS), sc, 3 * kC * 4, bar);
+      uint64_t* const bar = bars + buf;
+      bulk_arrive_expect(bar, C::kOffU + 3 * kC * 4);
+      bulk_copy(st + C::kOffQ, qk, C::kOffW, bar);
+      bulk_copy(st + C::kOffW, w, 2 * kFP, bar);
+      bulk_copy(st + C::kOffP, pm, 2 * frag_plane_bytes(kC), bar);
+      bulk_copy(st + C::kOffS, sc, 3 * kC * 4, bar);
     }
 #else
-    const uint32_t sb = smem_addr(st);
+    const uint32_t sb = shared_address(st);
     for (int e = tid; e < C::kOffW / 16; e += C::kThreads) cp_async16(sb + e * 16, qk + e * 16);
     for (int e = tid; e < 2 * kFP / 16; e += C::kThreads)
       cp_async16(sb + C::kOffW + e * 16, w + e * 16);
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(128) seq_kernel(prefill_problem p, ws_ptrs ws,
     for (int e = tid; e < 3 * kC / 4; e += C::kThreads) cp_async16(sb + C::kOffS + e * 16, sc + e * 4);
 #endif
     const float* u = ws.u + ch * kC * p.dv + vcol0;
-    const uint32_t ub = smem_addr(st + C::kOffU);
+    const uint32_t ub = shared_address(st + C::kOffU);
 #pragma unroll
     for (int e = tid; e < kC * 8; e += C::kThreads) {
       const int r = e >> 3, chn = e & 7;
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(128) seq_kernel(prefill_problem p, ws_ptrs ws,
       cp_async_wait<0>();
     }
 #if DK_HAS_TMA
-    mbar_wait(bars + 8 * buf, static_cast<uint32_t>((stages == 2 ? ci >> 1 : ci) & 1));
+    bulk_wait(bars + buf, static_cast<uint32_t>((stages == 2 ? ci >> 1 : ci) & 1));
 #endif
     block_sync();
 

@@ -36,7 +36,9 @@ struct decode_shape {
 //   general   any T, every gate kind and class: the T tokens' inputs staged in
 //             shared memory, the state tile in fp32 registers.
 //   t1        T = 1, gate none or scalar, K = 64 or 128: every thread loads its
-//             own q/k/v straight into registers (no shared memory, no barrier),
+//             own q/k/v straight into registers (K-last: no shared memory, no
+//             barrier; V-last with warps_k > 1 finishes its sums through shared
+//             memory behind one barrier),
 //             16-bit state stays packed in registers (two per 32-bit word), so
 //             a thread holds twice the elements of an fp32 tile at the same
 //             register count.
@@ -44,11 +46,11 @@ struct decode_shape {
 //             fewer than t1_small_heads_per_sm * SMs (sequence, head) pairs:
 //             fewer elements per thread, more blocks, a shorter chain per block
 //             (latency-bound small batches).
-//   t1_pipe   T = 1, K-last, gate none or scalar, K = 64 or 128, for grids of at
-//             least t1_pipe_{f32,b16}_min_heads_per_sm * SMs (sequence, head)
-//             pairs: persistent warps stream their t1 tiles through a ring of
-//             bulk copies into shared memory (t1_pipe_stages deep), so the bytes
-//             in flight are not capped by registers (kernels/decode/decode_pipe.cuh).
+//   t1_pipe   T = 1, gate none or scalar, K = 64 or 128, for grids of at least
+//             t1_pipe_min_heads_of(...) * SMs (sequence, head) pairs: persistent
+//             walkers (K-last: warps, V-last: blocks) stream tiles through a ring
+//             of bulk copies into shared memory, so the bytes in flight are not
+//             capped by registers (kernels/decode/decode_pipe.cuh).
 enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3 };
 
 // Besides the shapes, each family's decode_tuning<F> holds:
@@ -67,13 +69,18 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3 };
 //   t1_kernels         whether T = 1 takes the t1 kernels at all;
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
-//   t1_pipe_{f32,b16}_min_heads_per_sm         where t1_pipe takes over for fp32 /
-//                      16-bit state (0: never; only sm_90+, which has bulk copies),
-//                      with t1_pipe_stages tiles per warp in flight,
+//   t1_pipe_{f32,b16}_min_heads_per_sm         where t1_pipe takes over for K-last
+//                      fp32 / 16-bit state (0: never; only sm_90+, which has bulk
+//                      copies), with t1_pipe_stages tiles per warp in flight,
 //                      t1_pipe_warps warps per block, t1_pipe_blocks_per_sm
 //                      resident blocks (the persistent grid), and tiles dealt to
 //                      warps in chunks of t1_pipe_chunk (0: one contiguous run
-//                      each) from t1_pipe_chunk_min_tiles_per_warp tiles per warp.
+//                      each) from t1_pipe_chunk_min_tiles_per_warp tiles per warp;
+//   t1_pipe_vlast_b16_min_heads_per_sm         the same for V-last 16-bit state (no
+//                      V-last fp32 pipe), whose walkers are blocks of
+//                      t1_pipe_vlast_warps warps, t1_pipe_vlast_blocks_per_sm per SM,
+//                      t1_pipe_vlast_stages tiles of one t1_pipe_vlast_row_bytes run
+//                      of every key row in flight.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -111,6 +118,14 @@ constexpr decode_shape t1_shape_from(decode_class c, bool k_last, int state_byte
   }
   const int wv = max_warps_v / wk > 0 ? max_warps_v / wk : 1;
   return {l, 1, rows, wk, wv};
+}
+
+// Where t1_pipe takes over (heads per SM; 0: never) for a layout and state width:
+// the one rule both the mode choice and the kernel instantiation follow.
+template <class Table>
+constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
+  return k_last ? (state_bytes == 4 ? Table::t1_pipe_f32_min_heads_per_sm : Table::t1_pipe_b16_min_heads_per_sm)
+                : (state_bytes == 4 ? 0 : Table::t1_pipe_vlast_b16_min_heads_per_sm);
 }
 
 // The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.

@@ -12,7 +12,7 @@ template <>
 struct decode_tuning<120> : decode_tuning<90> {
   static constexpr int min_blocks_per_sm = 3;
   static constexpr int t1_min_blocks_per_sm = 6;
-  // 16-bit state: T = 1 kernels capped at 128 registers (1536 threads per SM:
+  // 16-bit state: T = 1 kernels capped at 128 registers for K-last, 144 for V-last (1536 threads per SM:
   // one-warp blocks still fill it).
   static constexpr int t1_klast_b16_bound = 512;
   static constexpr int t1_vlast_b16_bound = 448;

@@ -12,7 +12,7 @@ template <>
 struct decode_tuning<80> : decode_tuning<90> {
   static constexpr int min_blocks_per_sm = 3;
   static constexpr int t1_min_blocks_per_sm = 6;
-  // 16-bit state: T = 1 kernels capped at 128 registers (Hopper's caps spill here).
+  // 16-bit state: T = 1 kernels capped at 128 registers for K-last, 144 for V-last (Hopper's caps spill here).
   static constexpr int t1_klast_b16_bound = 512;
   static constexpr int t1_vlast_b16_bound = 448;
   // No bulk-copy engine before sm_90: no streaming kernel (decode_mode::t1_pipe).
