@@ -413,7 +413,8 @@ def main():
     md += ["## How to read it", "",
            "- Every workload runs the configuration engines use: bf16 q/k/v/out, raw scalar gate "
            "(`a` bf16, `A_log`/`dt_bias` fp32), beta as a bf16 logit, q/k L2 norm, K-last state "
-           "pool addressed by int32 indices (scattered slots), random non-zero inputs.",
+           "pool (V-last in the `qwen3next-vlast` rows) addressed by int32 indices (scattered "
+           "slots), random non-zero inputs.",
            "- Time: median over the timed calls (CUDA/HIP events on GPUs, steady_clock on the "
            "CPU), taken in several passes over all workloads after warm-up, with the caches "
            "flushed before every timed call (GPUs: a memset of max(256 MiB, 4x L2); CPU: a read "
@@ -439,8 +440,9 @@ def main():
            "(bytes / bandwidth: "
            + ", ".join(f"{d['label']} {fmt_num(d['bw'], 4)} GB/s" for d in DATASHEET)
            + "); nothing in them is measured.",
-           "- `–`: the workload was not part of that target's runs (the CPU runs the smaller "
-           "`--quick` set).",
+           "- `–`: the workload was not part of that target's runs (each target runs its own set: "
+           "the CPU the `--quick` one, with shorter prefills and no V-last rows; GPUs the full "
+           "one).",
            "- † (CPU): other tasks were runnable on the host while it was measured; the "
            "number is noise, not the kernel.", ""]
     for op, title in (("decode", "Decode"), ("prefill", "Prefill")):

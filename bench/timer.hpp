@@ -31,7 +31,8 @@ class timer {
   virtual const char* method() const = 0;
   // Toolkit and driver versions, e.g. "CUDA runtime 13.0, driver 13.0".
   virtual std::string toolkit() const = 0;
-  // Bytes written between timed calls to flush the caches.
+  // Size of the buffer that flushes the caches between timed calls (GPUs write
+  // it with a memset, the CPU reads it).
   virtual std::size_t flush_bytes() const = 0;
   // Size of the last-level cache (the L2 on GPUs); 0 when unknown.
   virtual std::size_t last_level_cache_bytes() const = 0;

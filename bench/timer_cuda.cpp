@@ -154,7 +154,11 @@ class cuda_timer final : public timer {
                                              })
                                      : DK_STATUS_DEVICE_ERROR;
     cu.cuGraphExecDestroy(exec);
-    if (st != DK_STATUS_SUCCESS) return fail(why, "graph replay", r);
+    if (st != DK_STATUS_SUCCESS && r != CUDA_SUCCESS) return fail(why, "graph replay", r);
+    if (st != DK_STATUS_SUCCESS) {  // the replays launched: the flush, an event or the sync failed
+      *why = "graph replay timing failed (flush, event record or synchronisation)";
+      return false;
+    }
     return true;
   }
 

@@ -261,7 +261,7 @@ std::vector<workload> standard_workloads(bool quick) {
     w.push_back(decode("qwen3next-mtp4", 16, 32, 32, 4, state));
   }
   // V-last state (not in SPEC §7's list; the decode issue compares it with
-  // K-last at B >= 32): GPUs only, so the quick CPU set stays as it is.
+  // K-last at B >= 32): full set only, so the quick CPU set stays as it is.
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {32, 128, 512}) w.push_back(decode("qwen3next-vlast", 16, 32, b, 1, state, true));

@@ -5,7 +5,9 @@
  * Conventions
  *  - Every function returns dk_status. On failure, dk_last_error() holds a
  *    thread-local message naming the offending argument and why.
- *  - The library never aborts, exits or prints.
+ *  - The library never aborts, exits or prints. (One exception outside its
+ *    control: the CPU backend's OpenMP runtime, libgomp, ends the process if
+ *    the system refuses to create its worker threads.)
  *  - Outputs come last and carry an out_ prefix.
  *  - Tensors are dk_tensor views, laid out exactly like DLPack's DLTensor: a
  *    DLTensor* may be passed as a dk_tensor* without copying.
@@ -268,16 +270,17 @@ typedef struct dk_decode_args {
  *                   <= c_N = Ntok, each length <= max_seqlen
  *   state_pool      optional [P, HV, V, K] / [P, HV, K, V], as decode
  *   initial_state_indices optional [N]: slot holding sequence n's initial
- *                   state; absent or -1: zero initial state
+ *                   state; absent, -1 or outside [0, P): zero initial state
  *   final_state_indices   optional [N]: slot receiving the final state (pass
  *                   the same tensor as initial_state_indices for in place);
- *                   -1: not written
+ *                   -1 or outside [0, P): not written
  *   final_state     optional dense [N, HV, V, K] / [N, HV, K, V] receiving the
  *                   final states (fp32/bf16/fp16)
  *   num_seqs, num_tokens, max_seqlen: host integers (N, Ntok, the longest
  *                   sequence), so that no call synchronises with the host and
  *                   the call can be captured in a CUDA/HIP graph.
- * Scratch memory comes from the caller: see dk_prefill_workspace_size().
+ * GPU scratch memory comes from the caller: see dk_prefill_workspace_size() (the
+ * CPU backend asks for none and takes host scratch itself).
  */
 typedef struct dk_prefill_args {
   const dk_tensor* q;
