@@ -24,7 +24,7 @@ decode_class class_of(const decode_problem& p) {
 
 int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2; }
 
-// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe]".
+// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16]".
 #define DK_DECODE_NAMES3(prefix, suffix)                                                 \
   {                                                                                      \
     {prefix "decode_kv128" suffix, prefix "decode_kv64" suffix, prefix "decode_generic" suffix}, { \
@@ -32,14 +32,17 @@ int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2
           prefix "decode_generic_vlast" suffix                                           \
     }                                                                                    \
   }
-#define DK_DECODE_NAMES(prefix) \
-  { DK_DECODE_NAMES3(prefix, ""), DK_DECODE_NAMES3(prefix, "_t1"), DK_DECODE_NAMES3(prefix, "_t1pipe") }
+#define DK_DECODE_NAMES(prefix)                                                                  \
+  {                                                                                              \
+    DK_DECODE_NAMES3(prefix, ""), DK_DECODE_NAMES3(prefix, "_t1"), DK_DECODE_NAMES3(prefix, "_t1pipe"), \
+        DK_DECODE_NAMES3(prefix, "_t1bf16")                                                      \
+  }
 #if DK_VENDOR_HIP
 constexpr int kFamilies[] = {906};
-const char* const kNames[][3][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
+const char* const kNames[][4][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
 #else
 constexpr int kFamilies[] = {80, 90, 100, 120};
-const char* const kNames[][3][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
+const char* const kNames[][4][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
                                        DK_DECODE_NAMES("cuda:sm100a:"),
                                        DK_DECODE_NAMES("cuda:sm120a:")};
 #endif
@@ -82,35 +85,70 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
   return DK_STATUS_SUCCESS;
 }
 
-// The instance that runs mode M: t1 modes exist for k128/k64 only, and
-// t1_small is the t1 instance itself when the table gives both one shape.
+// What a table slot holds: the launcher and its name's variant (kNames' second index).
+struct entry {
+  launch_fn fn;
+  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io / t1_small_bf16io
+};
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
-constexpr launch_fn instance() {
+constexpr entry entry_of() {
+  constexpr int variant = M == decode_mode::general                                           ? 0
+                          : M == decode_mode::t1_pipe                                         ? 2
+                          : M == decode_mode::t1_bf16io || M == decode_mode::t1_small_bf16io ? 3
+                                                                                              : 1;
+  return {&launch_one<F, C, S, L, M>, variant};
+}
+
+// The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small
+// is the t1 instance itself when the table gives both one shape, and the
+// bf16-I/O modes fall back to t1 / t1_small where the family, layout or tile does not take them.
+template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
+constexpr bool takes_bf16io() {
+  if constexpr (!tuning::decode_tuning<F>::t1_bf16io || L != state_layout::k_last) return false;
+  else return bf16io_fits<geometry<F, C, S, L, M>>();
+}
+template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
+constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
-    return &launch_one<F, C, S, L, decode_mode::general>;
+    return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::t1_bf16io || M == decode_mode::t1_small_bf16io) {
+    constexpr bool small = M == decode_mode::t1_small_bf16io;
+    if constexpr (!takes_bf16io<F, C, S, L, M>()) {
+      return instance<F, C, S, L, small ? decode_mode::t1_small : decode_mode::t1>();
+    } else if constexpr (small) {
+      constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1_bf16io>::shape;
+      constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small_bf16io>::shape;
+      if constexpr (a.lanes_k == b.lanes_k && a.vec_chunks == b.vec_chunks && a.rows == b.rows &&
+                    a.max_warps_v == b.max_warps_v)
+        return entry_of<F, C, S, L, decode_mode::t1_bf16io>();
+      else
+        return entry_of<F, C, S, L, decode_mode::t1_small_bf16io>();
+    } else {
+      return entry_of<F, C, S, L, decode_mode::t1_bf16io>();
+    }
   } else if constexpr (M == decode_mode::t1_pipe) {
     // mode_for picks it only where the family's table enables it.
     if constexpr (tuning::t1_pipe_min_heads_of<tuning::decode_tuning<F>>(L == state_layout::k_last,
                                                                         S == dtype::f32 ? 4 : 2) > 0)
-      return &launch_one<F, C, S, L, decode_mode::t1_pipe>;
+      return entry_of<F, C, S, L, decode_mode::t1_pipe>();
     else
-      return &launch_one<F, C, S, L, decode_mode::t1>;
+      return entry_of<F, C, S, L, decode_mode::t1>();
   } else if constexpr (M == decode_mode::t1_small) {
     constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1>::shape;
     constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small>::shape;
     if constexpr (a.lanes_k == b.lanes_k && a.vec_chunks == b.vec_chunks && a.rows == b.rows &&
                   a.warps_k == b.warps_k && a.max_warps_v == b.max_warps_v)
-      return &launch_one<F, C, S, L, decode_mode::t1>;
+      return entry_of<F, C, S, L, decode_mode::t1>();
     else
-      return &launch_one<F, C, S, L, decode_mode::t1_small>;
+      return entry_of<F, C, S, L, decode_mode::t1_small>();
   } else {
-    return &launch_one<F, C, S, L, decode_mode::t1>;
+    return entry_of<F, C, S, L, decode_mode::t1>();
   }
 }
 
 // [mode][class][state dtype][layout] for one family.
 template <int F>
-constexpr launch_fn kLaunch[4][3][3][2] = {
+constexpr entry kLaunch[6][3][3][2] = {
 #define DK_ROW(M, C)                                                                      \
   {{instance<F, C, dtype::f32, state_layout::k_last, M>(),                                \
     instance<F, C, dtype::f32, state_layout::v_last, M>()},                               \
@@ -121,14 +159,14 @@ constexpr launch_fn kLaunch[4][3][3][2] = {
 #define DK_MODE(M) \
   { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
-    DK_MODE(decode_mode::t1_pipe)
+    DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_small_bf16io)
 #undef DK_MODE
 #undef DK_ROW
 };
 
 struct choice {
   launch_fn fn;
-  decode_mode mode;
+  int variant;
 };
 
 choice pick(int family_index, const target& t, const decode_problem& p) {
@@ -136,16 +174,17 @@ choice pick(int family_index, const target& t, const decode_problem& p) {
   const int ci = int(c), si = state_index(p.pool.type), li = p.r.layout == state_layout::k_last ? 0 : 1;
 #if DK_VENDOR_HIP
   (void)family_index;
-  const decode_mode m = mode_for<906>(t.compute_units, p, c);
-  return {kLaunch<906>[int(m)][ci][si][li], m};
+  const entry e = kLaunch<906>[int(mode_for<906>(t.compute_units, p, c))][ci][si][li];
+  return {e.fn, e.variant};
 #else
-  decode_mode m;
+  entry e;
   switch (kFamilies[family_index]) {
-    case 80: m = mode_for<80>(t.compute_units, p, c); return {kLaunch<80>[int(m)][ci][si][li], m};
-    case 90: m = mode_for<90>(t.compute_units, p, c); return {kLaunch<90>[int(m)][ci][si][li], m};
-    case 100: m = mode_for<100>(t.compute_units, p, c); return {kLaunch<100>[int(m)][ci][si][li], m};
-    default: m = mode_for<120>(t.compute_units, p, c); return {kLaunch<120>[int(m)][ci][si][li], m};
+    case 80: e = kLaunch<80>[int(mode_for<80>(t.compute_units, p, c))][ci][si][li]; break;
+    case 90: e = kLaunch<90>[int(mode_for<90>(t.compute_units, p, c))][ci][si][li]; break;
+    case 100: e = kLaunch<100>[int(mode_for<100>(t.compute_units, p, c))][ci][si][li]; break;
+    default: e = kLaunch<120>[int(mode_for<120>(t.compute_units, p, c))][ci][si][li]; break;
   }
+  return {e.fn, e.variant};
 #endif
 }
 
@@ -185,8 +224,7 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
                      "decode: needs %zu bytes of shared memory per block, the device allows %d",
                      smem, limit);
   if (out_name)
-    *out_name = kNames[fam][ch.mode == decode_mode::general ? 0 : ch.mode == decode_mode::t1_pipe ? 2 : 1]
-                      [p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
+    *out_name = kNames[fam][ch.variant][p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
   return DK_STATUS_SUCCESS;
 }
 

@@ -49,10 +49,12 @@ struct geometry {
   static constexpr decode_mode mode = M;
   static constexpr bool t1 = M != decode_mode::general;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
+  static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
+  static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_small_bf16io;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   static constexpr decode_shape shape =
-      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, M == decode_mode::t1_small) : table::shape(C, k_last, esize);
+      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
   static constexpr int lanes_v = kWarpSize / lanes_k;
@@ -84,7 +86,7 @@ struct geometry {
       pipe_barrier_bytes + pipe_vhead_bytes + pipe_qk_bytes + pipe_red_bytes + pipe_stages * pipe_tile_bytes;
   static constexpr int pipe_block_bytes = k_last ? pipe_warps * pipe_warp_bytes : pipe_warp_bytes;
   static constexpr int max_threads = pipe ? kWarpSize * pipe_warps : kWarpSize * warps_k * shape.max_warps_v;
-  static constexpr int min_blocks_per_sm = M == decode_mode::t1_small ? table::t1_small_min_blocks_per_sm
+  static constexpr int min_blocks_per_sm = small ? table::t1_small_min_blocks_per_sm
                                           : t1                          ? table::t1_min_blocks_per_sm
                                                                         : table::min_blocks_per_sm;
   // Elements per thread of each staged operand in flight at once (general kernels).
@@ -95,7 +97,7 @@ struct geometry {
   // registers (64K / this per thread) so that more blocks stay resident.
   // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
-                                    : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize)
+                                    : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
   static constexpr bool exact_k = C != decode_class::generic;  // the host guarantees K == k_cover
@@ -113,6 +115,7 @@ struct geometry {
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
+  static_assert(!bf16io || k_last, "t1_bf16io: K-last only");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
                 "V-last T = 1 keys per thread are read as one run of 4, 8 or 16");
@@ -170,6 +173,39 @@ DK_DEVICE float softplus(float x) { return x > 20.f ? x : log1pf(expf(x)); }
 DK_DEVICE float decay_of(float g, float dt_bias, float a_log, bool raw) {
   if (raw) g = -expf(a_log) * softplus(g + dt_bias);
   return expf(g);
+}
+
+// The scalar gate's inputs and beta of one (sequence, head) at T = 1: issue()
+// starts the loads (they join the caller's other loads in one trip to memory),
+// finish() converts them to the decay and beta.
+struct head_gate {
+  uint32_t beta_bits, gate_bits, a_log_bits, bias_bits;
+  DK_DEVICE void issue(const decode_problem& p, int64_t b, int h) {
+    const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
+    beta_bits = load_bits(p.beta, b * p.beta.stride[0] + h * p.beta.stride[2]);
+    gate_bits = scalar_gate ? load_bits(p.g, b * p.g.stride[0] + h * p.g.stride[2]) : 0u;
+    a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
+    bias_bits = raw && p.dt_bias.data ? load_bits(p.dt_bias, h * p.dt_bias.stride[0]) : 0u;
+  }
+  DK_DEVICE void finish(const decode_problem& p, float& d, float& beta) const {
+    const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
+    d = scalar_gate ? decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
+                               bits_to_f(a_log_bits, p.a_log.type), raw)
+                    : 1.f;
+    beta = bits_to_f(beta_bits, p.beta.type);
+    if (p.r.beta_logit) beta = 1.f / (1.f + expf(-beta));
+  }
+};
+
+// T = 1: k.q, and k.k and q.q when the norms are needed, from a thread's
+// partial sums to the sums over its row's W lanes.
+template <int W>
+DK_DEVICE void finish_qk_sums(const decode_problem& p, float& kk, float& qq, float& kq) {
+  kq = group_sum<W>(kq);
+  if (p.r.qk_l2norm) {
+    kk = group_sum<W>(kk);
+    qq = group_sum<W>(qq);
+  }
 }
 
 // ---- 16-byte vectors of state elements <-> fp32 ----
@@ -750,6 +786,19 @@ DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
   }
 }
 
+// The (sequence, value head, V tile) of a T = 1 block (blocks run tiles fastest, then heads).
+struct block_place {
+  int64_t b;
+  int h, tile;
+  DK_DEVICE explicit block_place(const launch_params& lp) {
+    const uint32_t bh = uint32_t(blockIdx.x) / uint32_t(lp.v_tiles);
+    tile = int(uint32_t(blockIdx.x) - bh * uint32_t(lp.v_tiles));
+    const uint32_t bu = bh / uint32_t(lp.p.hv);
+    h = int(bh - bu * uint32_t(lp.p.hv));
+    b = int64_t(bu);
+  }
+};
+
 // One block per (sequence, value head, V tile), T = 1, gate none or scalar,
 // K = k_cover exactly (K-last: warps_k 1; V-last may split K over warps_k
 // warps, finished through shared memory). A thread holds `rows` x (vec_chunks x 16 B)
@@ -779,13 +828,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   const int lane = tid % kWarpSize, warp = tid / kWarpSize;
   const int kl = lane % LK, vl = lane / LK;
   const int kwp = warp % WK, wv = warp / WK;  // warp's place along K and along V
-  const uint32_t bh = uint32_t(blockIdx.x) / uint32_t(lp.v_tiles);
-  const int tile = int(uint32_t(blockIdx.x) - bh * uint32_t(lp.v_tiles));
-  const uint32_t bu = bh / uint32_t(p.hv);
-  const int h = int(bh - bu * uint32_t(p.hv));
-  const int64_t b = int64_t(bu);
-  const int V = p.dv;
-  const int v0 = tile * lp.v_tile;                 // block's first value
+  const block_place at(lp);
+  const int64_t b = at.b;
+  const int h = at.h, V = p.dv;
+  const int v0 = at.tile * lp.v_tile;              // block's first value
   const int vw = v0 + wv * G::v_per_warp;          // warp's first value
 
   // 1. The slot, first: the state loads wait for it.
@@ -817,12 +863,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #pragma unroll
     for (int c = 0; c < NC; ++c) load_run<VEC>(p.v, v_b + vchunk_value(c), vchunk_value(c) < V, vwd[c]);
   }
-  const bool scalar_gate = p.r.gate == gate_kind::scalar;
-  const bool raw = p.r.gate_raw && scalar_gate;
-  const uint32_t beta_bits = load_bits(p.beta, b * p.beta.stride[0] + h * p.beta.stride[2]);
-  const uint32_t gate_bits = scalar_gate ? load_bits(p.g, b * p.g.stride[0] + h * p.g.stride[2]) : 0u;
-  const uint32_t a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
-  const uint32_t bias_bits = raw && p.dt_bias.data ? load_bits(p.dt_bias, h * p.dt_bias.stride[0]) : 0u;
+  head_gate gate;
+  gate.issue(p, b, h);
   const bool per_token = p.token_indices.data != nullptr;
   const int64_t store_slot =
       per_token ? load_index(p.token_indices, b * p.token_indices.stride[0])
@@ -881,17 +923,9 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     qq = fmaf(qf[a], qf[a], qq);
     kq = fmaf(kf[a], qf[a], kq);
   }
-  kq = group_sum<LK>(kq);
-  if (p.r.qk_l2norm) {
-    kk = group_sum<LK>(kk);
-    qq = group_sum<LK>(qq);
-  }
-  float d = 1.f;
-  if (scalar_gate)
-    d = decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
-                 bits_to_f(a_log_bits, p.a_log.type), raw);
-  float beta = bits_to_f(beta_bits, p.beta.type);
-  if (p.r.beta_logit) beta = 1.f / (1.f + expf(-beta));
+  finish_qk_sums<LK>(p, kk, qq, kq);
+  float d, beta;
+  gate.finish(p, d, beta);
   float vf[NV];
   if constexpr (KL) {
 #pragma unroll
@@ -1040,7 +1074,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 }
 
 }  // namespace dk::gpu::decode_detail
-#include "decode_pipe.cuh"  // the t1_pipe body, on top of the helpers above
+#include "decode_pipe.cuh"        // the t1_pipe body, on top of the helpers above
+#include "decode_t1_bf16io.cuh"  // the t1_bf16io body, likewise
 namespace dk::gpu::decode_detail {
 
 // One instance per (family, class, state dtype, layout, mode). Its body is
@@ -1052,6 +1087,7 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
   if constexpr (G::device_family == DK_ARCH_FAMILY) {
     if constexpr (G::pipe && G::k_last) decode_t1_pipe_body<G, S>(kernel_param(lp));
     else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
+    else if constexpr (G::bf16io) decode_t1_bf16io_body<G, S>(kernel_param(lp));
     else if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
     else decode_body<G, S>(kernel_param(lp));
   } else {
@@ -1140,8 +1176,13 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
-  return heads < int64_t(table::t1_small_heads_per_sm) * compute_units ? decode_mode::t1_small
-                                                                      : decode_mode::t1;
+  const bool small = heads < int64_t(table::t1_small_heads_per_sm) * compute_units;
+  // bf16 activations, K-last: the bf16-I/O bodies (the kernel table falls back
+  // to t1 / t1_small where a tile does not fit them).
+  if (table::t1_bf16io && p.r.layout == state_layout::k_last && p.q.type == dtype::bf16 &&
+      p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16)
+    return small ? decode_mode::t1_small_bf16io : decode_mode::t1_bf16io;
+  return small ? decode_mode::t1_small : decode_mode::t1;
 }
 
 }  // namespace dk::gpu::decode_detail

@@ -131,16 +131,13 @@ struct pipe_ring {
 template <int VMAX>
 struct pipe_head {
   int64_t slot, store_slot, out_b;
-  uint32_t beta_bits, gate_bits, a_log_bits, bias_bits, vbits[VMAX];
+  head_gate gate;
+  uint32_t vbits[VMAX];
   float d, beta;
 
   DK_DEVICE void issue(const decode_problem& p, int64_t b, int h, int lane) {
-    const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
     slot = pipe_read_slot(p, b);
-    beta_bits = load_bits(p.beta, b * p.beta.stride[0] + h * p.beta.stride[2]);
-    gate_bits = scalar_gate ? load_bits(p.g, b * p.g.stride[0] + h * p.g.stride[2]) : 0u;
-    a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
-    bias_bits = raw && p.dt_bias.data ? load_bits(p.dt_bias, h * p.dt_bias.stride[0]) : 0u;
+    gate.issue(p, b, h);
     store_slot = p.token_indices.data ? load_index(p.token_indices, b * p.token_indices.stride[0])
                  : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0])
                                       : slot;
@@ -150,14 +147,7 @@ struct pipe_head {
     for (int e = 0; e < VMAX; ++e)
       vbits[e] = e * kWarpSize + lane < p.dv ? load_bits(p.v, v_b + e * kWarpSize + lane) : 0u;
   }
-  DK_DEVICE void finish(const decode_problem& p) {
-    const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
-    d = scalar_gate ? decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
-                               bits_to_f(a_log_bits, p.a_log.type), raw)
-                    : 1.f;
-    beta = bits_to_f(beta_bits, p.beta.type);
-    if (p.r.beta_logit) beta = 1.f / (1.f + expf(-beta));
-  }
+  DK_DEVICE void finish(const decode_problem& p) { gate.finish(p, d, beta); }
   DK_DEVICE void store_v(const decode_problem& p, int lane, float* vhead) const {
 #pragma unroll
     for (int e = 0; e < VMAX; ++e) vhead[e * kWarpSize + lane] = bits_to_f(vbits[e], p.v.type);

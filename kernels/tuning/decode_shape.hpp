@@ -51,7 +51,12 @@ struct decode_shape {
 //             walkers (K-last: warps, V-last: blocks) stream tiles through a ring
 //             of bulk copies into shared memory, so the bytes in flight are not
 //             capped by registers (kernels/decode/decode_pipe.cuh).
-enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3 };
+//   t1_bf16io, t1_small_bf16io
+//             t1 / t1_small for K-last state when q, k, v and the output are
+//             all bf16 and the family's t1_bf16io is set: the same tiles with
+//             compile-time activation types and the sums reduce-scattered
+//             (kernels/decode/decode_t1_bf16io.cuh).
+enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4, t1_small_bf16io = 5 };
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -81,6 +86,9 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3 };
 //                      t1_pipe_vlast_warps warps, t1_pipe_vlast_blocks_per_sm per SM,
 //                      t1_pipe_vlast_stages tiles of one t1_pipe_vlast_row_bytes run
 //                      of every key row in flight.
+//   t1_bf16io          whether K-last T = 1 launches with bf16 q/k/v/output take
+//                      the t1_bf16io bodies (where the tile fits them), with
+//                      register caps t1_bf16io_{f32,b16}_bound.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -130,7 +138,8 @@ constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
 
 // The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.
 template <class Table>
-constexpr int t1_launch_bound_of(bool k_last, int state_bytes) {
+constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = false) {
+  if (bf16io) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
 }

@@ -50,6 +50,9 @@ struct decode_tuning<906> {
   static constexpr int t1_vlast_f32_lanes = 16, t1_vlast_f32_rows = 8, t1_vlast_f32_bound = 0;
   static constexpr int t1_vlast_b16_lanes = 16, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 0;
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
+  // The bf16-I/O T = 1 bodies are measured on Hopper only: not taken here.
+  static constexpr bool t1_bf16io = false;
+  static constexpr int t1_bf16io_f32_bound = 0, t1_bf16io_b16_bound = 0;
   static constexpr int t1_max_warps_v = 2;
   // No bulk-copy engine on gfx906: no streaming kernel (decode_mode::t1_pipe).
   static constexpr int t1_pipe_f32_min_heads_per_sm = 0, t1_pipe_b16_min_heads_per_sm = 0;

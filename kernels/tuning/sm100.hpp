@@ -15,6 +15,7 @@ struct decode_tuning<100> : decode_tuning<90> {
   static constexpr int t1_min_blocks_per_sm = 10;
   // 16-bit state: T = 1 kernels capped at 128 registers for K-last, 144 for V-last (V-last spills 4 bytes).
   static constexpr int t1_klast_b16_bound = 512;
+  static constexpr int t1_bf16io_b16_bound = 512;  // the bf16-I/O body too (640 spills here)
   static constexpr int t1_vlast_b16_bound = 448;
 };
 

@@ -15,6 +15,7 @@ struct decode_tuning<120> : decode_tuning<90> {
   // 16-bit state: T = 1 kernels capped at 128 registers for K-last, 144 for V-last (1536 threads per SM:
   // one-warp blocks still fill it).
   static constexpr int t1_klast_b16_bound = 512;
+  static constexpr int t1_bf16io_b16_bound = 512;  // the bf16-I/O body too (640 spills here)
   static constexpr int t1_vlast_b16_bound = 448;
   // 100 KB of shared memory per SM: 2 blocks x 4 warps x 2 stages x 4 KB (+ v, barriers).
   static constexpr int t1_pipe_stages = 2;

@@ -14,6 +14,7 @@ struct decode_tuning<80> : decode_tuning<90> {
   static constexpr int t1_min_blocks_per_sm = 6;
   // 16-bit state: T = 1 kernels capped at 128 registers for K-last, 144 for V-last (Hopper's caps spill here).
   static constexpr int t1_klast_b16_bound = 512;
+  static constexpr int t1_bf16io_b16_bound = 512;  // the bf16-I/O body too (640 spills here)
   static constexpr int t1_vlast_b16_bound = 448;
   // No bulk-copy engine before sm_90: no streaming kernel (decode_mode::t1_pipe).
   static constexpr int t1_pipe_f32_min_heads_per_sm = 0;

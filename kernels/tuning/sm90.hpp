@@ -77,6 +77,12 @@ struct decode_tuning<90> {
   static constexpr int t1_vlast_f32_lanes = 4, t1_vlast_f32_rows = 8, t1_vlast_f32_bound = 896;
   static constexpr int t1_vlast_b16_lanes = 4, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 512;
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
+  // bf16 q/k/v/output, K-last (decode_mode::t1_bf16io): the t1 tiles with
+  // compile-time activation types and reduce-scattered sums. fp32 state at 72
+  // registers (28 warps per SM): B=512 521 us against t1's 549 (64 registers
+  // spill 8 bytes: 532; 80: 525); 16-bit state as t1 (within noise).
+  static constexpr bool t1_bf16io = true;
+  static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   static constexpr int t1_max_warps_v = 1;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 4 stages of 4 KB per warp = 192 KB of shared

@@ -37,37 +37,44 @@ TEST_CASE("gpu: qwen3next varlen batch of 8 uneven sequences") {
   check_prefill(s);
 }
 
-TEST_CASE("gpu: qwen3next decode batch of 128") {
+// One decode step of the same layer: B sequences, bf16 activations, fp32 K-last state.
+decode_spec qwen3next_step(int B, std::uint64_t seed) {
   decode_spec s;
-  s.B = 128;
+  s.B = B;
   s.T = 1;
   s.heads = {16, 32, 128, 128};
   s.rule.gate = DK_GATE_SCALAR;
   s.rule.form = DK_GATE_RAW;
   s.rule.beta = DK_BETA_LOGIT;
   s.types.io = dt::bf16;
+  s.seed = seed;
+  return s;
+}
+
+TEST_CASE("gpu: qwen3next decode batch of 128") {
+  decode_spec s = qwen3next_step(128, 6200);
   s.types.state = dt::bf16;
   s.padded = {0, 100, 127};
-  s.seed = 6200;
+  check_decode(s);
+}
+
+// fp32 K-last state, bf16 activations, enough heads for the full-size T = 1 grid
+// on big GPUs (the H200's t1_bf16io kernel), with padding and separate output slots.
+TEST_CASE("gpu: qwen3next decode batch of 64, fp32 state") {
+  decode_spec s = qwen3next_step(64, 6250);
+  s.padded = {1, 62};
+  s.out_slots = true;
   check_decode(s);
 }
 
 // Large enough for the streaming kernels on big GPUs (t1_pipe: >= 8 heads per SM for
 // V-last 16-bit state on the H200), with padding and separate output slots.
 TEST_CASE("gpu: qwen3next decode batch of 256, V-last bf16 state") {
-  decode_spec s;
-  s.B = 256;
-  s.T = 1;
-  s.heads = {16, 32, 128, 128};
-  s.rule.gate = DK_GATE_SCALAR;
-  s.rule.form = DK_GATE_RAW;
-  s.rule.beta = DK_BETA_LOGIT;
+  decode_spec s = qwen3next_step(256, 6300);
   s.rule.layout = DK_STATE_V_LAST;
-  s.types.io = dt::bf16;
   s.types.state = dt::bf16;
   s.padded = {3, 200};
   s.out_slots = true;
-  s.seed = 6300;
   check_decode(s);
 }
 

@@ -589,6 +589,45 @@ std::vector<case_desc> check_cases(bool small) {
     c.scale = 0.3f;
     add(c);
   }
+  // t1_bf16io / t1_small_bf16io (K-last, bf16 q/k/v/out; 264 heads on 132 SMs
+  // split t1_small from t1): fp32 and fp16 state, K = 64/128, partial tiles.
+  {
+    case_desc c{"t1 bf16io klast f32 raw B=40 GVA4 strided pad", 40, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io klast f32 K=128 V=80 token_slots idx64", 6, 1, 2, 4, 128, 80};
+    c.io = c.gates = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    c.logit = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io klast f32 K=64 V=128 out_slots", 40, 1, 4, 8, 64, 128};
+    c.raw = c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io klast f16 state K=128 none B=33", 33, 1, 1, 8, 128, 128};
+    c.gate = DK_GATE_NONE;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io klast f32 K=64 V=48 pad", 3, 1, 1, 2, 64, 48};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
   // t1_pipe (K-last 16-bit state, at least t1_pipe_b16_min_heads_per_sm * SMs
   // heads: 528 on 132 SMs).
   {

@@ -1,0 +1,194 @@
+// decode_t1_bf16io_body: the K-last T = 1 kernel for the common case of bf16
+// q, k, v and output (decode_mode::t1_bf16io / t1_small_bf16io). Same blocks,
+// tile and math as decode_t1_body (decode_kernel.cuh), but leaner per tile,
+// because at T = 1 a warp's instructions sit between its state loads and its
+// stores (the critical path at small batch, issue slots at large batch):
+// - the activation dtype is known at compile time: q/k arrive as packed bf16
+//   words (no fp32/fp16 arms, no selects) and the output is one bf16 store;
+// - x = S^T k and y = S^T q are reduced over the row's LK lanes by a
+//   reduce-scatter (each stage exchanges half of the remaining values) instead
+//   of a butterfly per value: 2*NR values cost 2*NR - 1 + log2(LK / 2NR)
+//   shuffles instead of 2*NR * log2(LK);
+// - u and the output are then computed once per row (by the lanes that hold
+//   it) instead of by all LK lanes, and rk*u goes back to the row's lanes by
+//   one shuffle per row.
+#pragma once
+
+namespace dk::gpu::decode_detail {
+
+// Whether G's K-last tile suits the reduce-scatter: the 2 * rows values (x and y
+// of each row) scatter over the row's lanes_k lanes.
+template <class G>
+constexpr bool bf16io_fits() {
+  return G::k_last && 2 * G::shape.rows <= G::lanes_k;
+}
+
+template <class G, dtype S>
+DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
+  constexpr int LK = G::lanes_k, LV = G::lanes_v, VEC = G::vec, ES = G::esize;
+  constexpr int NR = G::shape.rows, NC = G::shape.vec_chunks;
+  constexpr int W = 4 * NC;       // 32-bit state words per row
+  constexpr int NK = NC * VEC;    // keys per thread (NC runs of VEC)
+  constexpr int M = 2 * NR;       // x and y of each row: value m = 2 * row + (y ? 1 : 0)
+  constexpr int OFF_T = LK / M;   // after the scatter: lane offset from a row's x to its y
+  static_assert(bf16io_fits<G>(), "t1_bf16io: 2 * rows must fit in lanes_k");
+  static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
+  static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
+
+  const decode_problem& p = lp.p;
+  const int lane = int(threadIdx.x) % kWarpSize, warp = int(threadIdx.x) / kWarpSize;
+  const int kl = lane % LK, vl = lane / LK;
+  const block_place at(lp);
+  const int64_t b = at.b;
+  const int h = at.h, V = p.dv;
+  const int vw = at.tile * lp.v_tile + warp * G::v_per_warp;  // warp's first value
+  auto row_value = [&](int r) { return vw + r * LV + vl; };  // this thread's state row r
+  // After the scatter this lane holds value m of its row group: row mj, x or y.
+  const int m = kl / OFF_T, mj = m >> 1;
+  const bool holds_y = (m & 1) != 0;
+  const bool writes_row = !holds_y && kl % OFF_T == 0;  // one lane per row stores the output
+
+  // 1. The slot first, then everything else before it is used.
+  const int64_t slot = p.indices.data ? load_index(p.indices, b * p.indices.stride[0]) : b;
+  const int qk_head = h / (p.hv / p.hq);
+  const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]) * 2;
+  const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]) * 2;
+  // Run c of this thread's keys: (c * LK + kl) * VEC .. + VEC - 1, VEC bf16 = VEC / 2 words.
+  uint32_t qw[NC][VEC / 2], kw[NC][VEC / 2];
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    const int64_t at = int64_t((c * LK + kl) * VEC) * 2;
+    if constexpr (VEC == 4) {
+      const u32x2 a = load8(qp + at), e = load8(kp + at);
+      qw[c][0] = a.x, qw[c][1] = a.y, kw[c][0] = e.x, kw[c][1] = e.y;
+    } else {
+      const u32x4 a = load16(qp + at), e = load16(kp + at);
+      qw[c][0] = a.x, qw[c][1] = a.y, qw[c][2] = a.z, qw[c][3] = a.w;
+      kw[c][0] = e.x, kw[c][1] = e.y, kw[c][2] = e.z, kw[c][3] = e.w;
+    }
+  }
+  const int my_value = vw + mj * LV + vl;  // the row this lane finishes
+  const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data);
+  const uint32_t v_bits = my_value < V ? uint32_t(vp[b * p.v.stride[0] + h * p.v.stride[2] + my_value]) : 0u;
+  head_gate gate;
+  gate.issue(p, b, h);
+  const int64_t store_slot =
+      p.token_indices.data ? load_index(p.token_indices, b * p.token_indices.stride[0])
+      : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0])
+                           : slot;
+  uint16_t* const out = static_cast<uint16_t*>(const_cast<void*>(p.out.data)) + (b * p.out.stride[0] + h * p.out.stride[2]);
+
+  // Padding (slot -1 or out of range): zero output, the pool untouched.
+  if (slot < 0 || slot >= p.pool_slots) {
+    if (writes_row && my_value < V) out[my_value] = 0;
+    return;
+  }
+
+  // 2. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once.
+  const int64_t row_stride = p.pool.stride[2];
+  const char* head = static_cast<const char*>(p.pool.data) + (slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
+  uint32_t s[NR][W];
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      u32x4 x{0u, 0u, 0u, 0u};
+      if (row_value(r) < V) x = load16(head + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES);
+      s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
+    }
+
+  // 3. While they fly: q to fp32 (key i = c * VEC + e), k unpacked where it is
+  // used (fewer live registers), norms, k.q, gate, beta.
+  auto unpack = [](const uint32_t(&w)[NC][VEC / 2], int i) {
+    const uint32_t two = w[i / VEC][(i % VEC) >> 1];
+    return bits_to_float((i & 1) ? (two & 0xffff0000u) : (two << 16));
+  };
+  float qf[NK];
+#pragma unroll
+  for (int i = 0; i < NK; ++i) qf[i] = unpack(qw, i);
+  float kk = 0.f, qq = 0.f, kq = 0.f;
+#pragma unroll
+  for (int i = 0; i < NK; ++i) {
+    const float ki = unpack(kw, i);
+    kk = fmaf(ki, ki, kk);
+    qq = fmaf(qf[i], qf[i], qq);
+    kq = fmaf(ki, qf[i], kq);
+  }
+  finish_qk_sums<LK>(p, kk, qq, kq);
+  float d, beta;
+  gate.finish(p, d, beta);
+
+  // 4. x and y of each row over this thread's keys, then the reduce-scatter:
+  // at the stage of lane offset `off`, lanes with that bit keep the upper half
+  // of their remaining values and send the lower half (the others the reverse),
+  // so value m ends at the lanes with kl / OFF_T == m; the stages below OFF_T
+  // finish the sum as a butterfly.
+  float a[M];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) {
+    float x = 0.f, y = 0.f;
+#pragma unroll
+    for (int i = 0; i < NK; ++i) {
+      const float st = tile_elem<S, W>(s[r], i);
+      x = fmaf(st, unpack(kw, i), x);
+      y = fmaf(st, qf[i], y);
+    }
+    a[2 * r] = x;
+    a[2 * r + 1] = y;
+  }
+#pragma unroll
+  for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
+    const bool upper = (kl & off) != 0;
+#pragma unroll
+    for (int i = 0; i < n / 2; ++i) {
+      const float send = upper ? a[i] : a[i + n / 2];
+      const float keep = upper ? a[i + n / 2] : a[i];
+      a[i] = keep + shfl_xor(send, off);
+    }
+  }
+#pragma unroll
+  for (int off = OFF_T / 2; off > 0; off >>= 1) a[0] += shfl_xor(a[0], off);
+  const float other = shfl_xor(a[0], OFF_T);  // the row's other value
+  const float x = holds_y ? other : a[0], y = holds_y ? a[0] : other;
+
+  float rk = 1.f, rq = p.r.scale;
+  if (p.r.qk_l2norm) {
+    rk = rsqrtf(kk + 1e-6f);
+    rq *= rsqrtf(qq + 1e-6f);
+  }
+  // 5. The row's u and output (= S_new^T q_hat), once per row; rk u to every lane of the row.
+  const float u = beta * (bits_to_float(v_bits << 16) - d * rk * x);
+  if (writes_row && my_value < V) out[my_value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));
+  const float uk_mine = u * rk;
+  float uk[NR];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) uk[r] = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
+  if (store_slot < 0 || store_slot >= p.pool_slots) return;
+
+  // 6. The rank-1 update in place (packed for 16-bit state) and the stores.
+#pragma unroll
+  for (int r = 0; r < NR; ++r) {
+    if constexpr (S == dtype::f32) {
+#pragma unroll
+      for (int i = 0; i < NK; ++i) s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, unpack(kw, i) * uk[r]));
+    } else {
+#pragma unroll
+      for (int i = 0; i < NK; i += 2) {
+        const float lo = fmaf(tile_elem<S, W>(s[r], i), d, unpack(kw, i) * uk[r]);
+        const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, unpack(kw, i + 1) * uk[r]);
+        s[r][i >> 1] = pack_halves<S>(lo, hi);
+      }
+    }
+  }
+  char* dst = const_cast<char*>(static_cast<const char*>(p.pool.data)) +
+              (store_slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+      if (row_value(r) < V)
+        store16(dst + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES,
+                u32x4{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]});
+}
+
+}  // namespace dk::gpu::decode_detail
