@@ -88,20 +88,20 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
 // What a table slot holds: the launcher and its name's variant (kNames' second index).
 struct entry {
   launch_fn fn;
-  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io / t1_small_bf16io
+  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
   constexpr int variant = M == decode_mode::general                                           ? 0
                           : M == decode_mode::t1_pipe                                         ? 2
-                          : M == decode_mode::t1_bf16io || M == decode_mode::t1_small_bf16io ? 3
+                          : M == decode_mode::t1_bf16io                                       ? 3
                                                                                               : 1;
   return {&launch_one<F, C, S, L, M>, variant};
 }
 
 // The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small
 // is the t1 instance itself when the table gives both one shape, and the
-// bf16-I/O modes fall back to t1 / t1_small where the family, layout or tile does not take them.
+// bf16-I/O mode falls back to t1 where the family, layout or tile does not take it.
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr bool takes_bf16io() {
   if constexpr (!tuning::decode_tuning<F>::t1_bf16io || L != state_layout::k_last) return false;
@@ -111,21 +111,11 @@ template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
-  } else if constexpr (M == decode_mode::t1_bf16io || M == decode_mode::t1_small_bf16io) {
-    constexpr bool small = M == decode_mode::t1_small_bf16io;
-    if constexpr (!takes_bf16io<F, C, S, L, M>()) {
-      return instance<F, C, S, L, small ? decode_mode::t1_small : decode_mode::t1>();
-    } else if constexpr (small) {
-      constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1_bf16io>::shape;
-      constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small_bf16io>::shape;
-      if constexpr (a.lanes_k == b.lanes_k && a.vec_chunks == b.vec_chunks && a.rows == b.rows &&
-                    a.max_warps_v == b.max_warps_v)
-        return entry_of<F, C, S, L, decode_mode::t1_bf16io>();
-      else
-        return entry_of<F, C, S, L, decode_mode::t1_small_bf16io>();
-    } else {
+  } else if constexpr (M == decode_mode::t1_bf16io) {
+    if constexpr (takes_bf16io<F, C, S, L, M>())
       return entry_of<F, C, S, L, decode_mode::t1_bf16io>();
-    }
+    else
+      return instance<F, C, S, L, decode_mode::t1>();
   } else if constexpr (M == decode_mode::t1_pipe) {
     // mode_for picks it only where the family's table enables it.
     if constexpr (tuning::t1_pipe_min_heads_of<tuning::decode_tuning<F>>(L == state_layout::k_last,
@@ -148,7 +138,7 @@ constexpr entry instance() {
 
 // [mode][class][state dtype][layout] for one family.
 template <int F>
-constexpr entry kLaunch[6][3][3][2] = {
+constexpr entry kLaunch[5][3][3][2] = {
 #define DK_ROW(M, C)                                                                      \
   {{instance<F, C, dtype::f32, state_layout::k_last, M>(),                                \
     instance<F, C, dtype::f32, state_layout::v_last, M>()},                               \
@@ -159,7 +149,7 @@ constexpr entry kLaunch[6][3][3][2] = {
 #define DK_MODE(M) \
   { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
-    DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_small_bf16io)
+    DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io)
 #undef DK_MODE
 #undef DK_ROW
 };

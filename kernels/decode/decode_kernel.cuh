@@ -49,8 +49,8 @@ struct geometry {
   static constexpr decode_mode mode = M;
   static constexpr bool t1 = M != decode_mode::general;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
-  static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
-  static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_small_bf16io;
+  static constexpr bool small = M == decode_mode::t1_small;
+  static constexpr bool bf16io = M == decode_mode::t1_bf16io;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   static constexpr decode_shape shape =
@@ -1176,13 +1176,14 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
-  const bool small = heads < int64_t(table::t1_small_heads_per_sm) * compute_units;
-  // bf16 activations, K-last: the bf16-I/O bodies (the kernel table falls back
-  // to t1 / t1_small where a tile does not fit them).
+  if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units) return decode_mode::t1_small;
+  // bf16 activations, K-last: the bf16-I/O body (the kernel table falls back to
+  // t1 where a tile does not fit it). Small grids keep t1_small: there the chain
+  // of dependent shuffles is the critical path, and the reduce-scatter lengthens it.
   if (table::t1_bf16io && p.r.layout == state_layout::k_last && p.q.type == dtype::bf16 &&
       p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16)
-    return small ? decode_mode::t1_small_bf16io : decode_mode::t1_bf16io;
-  return small ? decode_mode::t1_small : decode_mode::t1;
+    return decode_mode::t1_bf16io;
+  return decode_mode::t1;
 }
 
 }  // namespace dk::gpu::decode_detail

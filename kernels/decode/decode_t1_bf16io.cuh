@@ -1,5 +1,5 @@
 // decode_t1_bf16io_body: the K-last T = 1 kernel for the common case of bf16
-// q, k, v and output (decode_mode::t1_bf16io / t1_small_bf16io). Same blocks,
+// q, k, v and output (decode_mode::t1_bf16io; small grids keep t1_small). Same blocks,
 // tile and math as decode_t1_body (decode_kernel.cuh), but leaner per tile,
 // because at T = 1 a warp's instructions sit between its state loads and its
 // stores (the critical path at small batch, issue slots at large batch):

@@ -51,12 +51,11 @@ struct decode_shape {
 //             walkers (K-last: warps, V-last: blocks) stream tiles through a ring
 //             of bulk copies into shared memory, so the bytes in flight are not
 //             capped by registers (kernels/decode/decode_pipe.cuh).
-//   t1_bf16io, t1_small_bf16io
-//             t1 / t1_small for K-last state when q, k, v and the output are
-//             all bf16 and the family's t1_bf16io is set: the same tiles with
-//             compile-time activation types and the sums reduce-scattered
+//   t1_bf16io t1 (not t1_small) for K-last state when q, k, v and the output
+//             are all bf16 and the family's t1_bf16io is set: the same tiles
+//             with compile-time activation types and the sums reduce-scattered
 //             (kernels/decode/decode_t1_bf16io.cuh).
-enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4, t1_small_bf16io = 5 };
+enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4 };
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -86,8 +85,8 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      t1_pipe_vlast_warps warps, t1_pipe_vlast_blocks_per_sm per SM,
 //                      t1_pipe_vlast_stages tiles of one t1_pipe_vlast_row_bytes run
 //                      of every key row in flight.
-//   t1_bf16io          whether K-last T = 1 launches with bf16 q/k/v/output take
-//                      the t1_bf16io bodies (where the tile fits them), with
+//   t1_bf16io          whether K-last T = 1 launches of the t1 grid size with bf16
+//                      q/k/v/output take the t1_bf16io body (where the tile fits), with
 //                      register caps t1_bf16io_{f32,b16}_bound.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile

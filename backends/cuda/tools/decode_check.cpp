@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -589,8 +590,8 @@ std::vector<case_desc> check_cases(bool small) {
     c.scale = 0.3f;
     add(c);
   }
-  // t1_bf16io / t1_small_bf16io (K-last, bf16 q/k/v/out; 264 heads on 132 SMs
-  // split t1_small from t1): fp32 and fp16 state, K = 64/128, partial tiles.
+  // t1_bf16io (K-last, bf16 q/k/v/out, from 264 heads on 132 SMs; below, t1_small
+  // with bf16 I/O): fp32 and fp16 state, K = 64/128, partial tiles.
   {
     case_desc c{"t1 bf16io klast f32 raw B=40 GVA4 strided pad", 40, 1, 2, 8, 128, 128};
     c.raw = c.logit = c.l2norm = true;
@@ -599,7 +600,7 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 bf16io klast f32 K=128 V=80 token_slots idx64", 6, 1, 2, 4, 128, 80};
+    case_desc c{"t1 small bf16 io klast f32 K=128 V=80 token_slots idx64", 6, 1, 2, 4, 128, 80};
     c.io = c.gates = elem::bf16;
     c.token_slots = c.idx64 = true;
     c.logit = true;
@@ -622,7 +623,7 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 bf16io klast f32 K=64 V=48 pad", 3, 1, 1, 2, 64, 48};
+    case_desc c{"t1 small bf16 io klast f32 K=64 V=48 pad", 3, 1, 1, 2, 64, 48};
     c.raw = c.logit = c.l2norm = true;
     c.io = elem::bf16;
     c.padding = true;
@@ -750,6 +751,7 @@ struct bench_case {
   dk_state_layout layout = DK_STATE_K_LAST;
   dk_gate_kind gate = DK_GATE_SCALAR;
   bool pad = false;  // every index -1: launch + index load + zero output (the latency floor)
+  bool scatter = false;  // slots drawn through a random permutation of the pool (as dk_bench)
 };
 
 // L2 flush for the graph timings: a memset of max(256 MiB, 4 x L2) before each replay.
@@ -801,7 +803,9 @@ double measure_copy_gbps() {
 // in place (read, modify, write back: the access pattern of a decode's state);
 // and one-warp blocks that each update a 4 KB tile in place like the t1 decode
 // (8 loads, then 8 stores), optionally after a dependent index load and/or a
-// dependent spin of N steps between the loads' arrival and the stores.
+// dependent spin of N steps between the loads' arrival and the stores; and
+// the same tiles reached through a slot index per 2 MB sequence (in order, or
+// shuffled as dk_bench's slots are).
 const char* const kRefPtx = R"(
 .version 7.0
 .target sm_80
@@ -860,6 +864,40 @@ LOOP:
   bra LOOP;
 STORE:
   add.u32 %r10, %r10, %r7;
+  st.global.v4.u32 [%rd9+0], {%r10, %r11, %r12, %r13};
+  st.global.v4.u32 [%rd9+512], {%r14, %r15, %r16, %r17};
+  st.global.v4.u32 [%rd9+1024], {%r18, %r19, %r20, %r21};
+  st.global.v4.u32 [%rd9+1536], {%r22, %r23, %r24, %r25};
+  st.global.v4.u32 [%rd9+2048], {%r26, %r27, %r28, %r29};
+  st.global.v4.u32 [%rd9+2560], {%r30, %r31, %r32, %r33};
+  st.global.v4.u32 [%rd9+3072], {%r34, %r35, %r36, %r37};
+  st.global.v4.u32 [%rd9+3584], {%r38, %r39, %r40, %r41};
+  ret;
+}
+.visible .entry dk_tile_slots(.param .u64 base, .param .u64 slots) {
+  .reg .u64 %rd<12>; .reg .u32 %r<48>;
+  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [slots];
+  mov.u32 %r2, %ctaid.x; mov.u32 %r3, %tid.x;
+  shr.u32 %r4, %r2, 9;
+  and.b32 %r5, %r2, 511;
+  mul.wide.u32 %rd5, %r4, 4;
+  add.u64 %rd6, %rd2, %rd5;
+  ld.global.u32 %r6, [%rd6];
+  mul.wide.u32 %rd7, %r6, 2097152;
+  mul.wide.u32 %rd3, %r5, 4096;
+  add.u64 %rd4, %rd1, %rd7;
+  add.u64 %rd4, %rd4, %rd3;
+  mul.wide.u32 %rd8, %r3, 16;
+  add.u64 %rd9, %rd4, %rd8;
+  ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd9+0];
+  ld.global.v4.u32 {%r14, %r15, %r16, %r17}, [%rd9+512];
+  ld.global.v4.u32 {%r18, %r19, %r20, %r21}, [%rd9+1024];
+  ld.global.v4.u32 {%r22, %r23, %r24, %r25}, [%rd9+1536];
+  ld.global.v4.u32 {%r26, %r27, %r28, %r29}, [%rd9+2048];
+  ld.global.v4.u32 {%r30, %r31, %r32, %r33}, [%rd9+2560];
+  ld.global.v4.u32 {%r34, %r35, %r36, %r37}, [%rd9+3072];
+  ld.global.v4.u32 {%r38, %r39, %r40, %r41}, [%rd9+3584];
+  add.u32 %r10, %r10, 1;
   st.global.v4.u32 [%rd9+0], {%r10, %r11, %r12, %r13};
   st.global.v4.u32 [%rd9+512], {%r14, %r15, %r16, %r17};
   st.global.v4.u32 [%rd9+1024], {%r18, %r19, %r20, %r21};
@@ -930,13 +968,14 @@ void print_ref_row(const char* what, int B, double mb, double g_us, double copy_
 void run_reference(double copy_gbps) {
   CUmodule mod = nullptr;
   CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr,
-             f_tile = nullptr;
+             f_tile = nullptr, f_tile_slots = nullptr;
   if (cu.cuModuleLoadData(&mod, kRefPtx) != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_empty, mod, "dk_empty") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain1, mod, "dk_chain1") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_stream, mod, "dk_stream") != CUDA_SUCCESS ||
-      cu.cuModuleGetFunction(&f_tile, mod, "dk_tile") != CUDA_SUCCESS) {
+      cu.cuModuleGetFunction(&f_tile, mod, "dk_tile") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_tile_slots, mod, "dk_tile_slots") != CUDA_SUCCESS) {
     std::printf("  (reference kernels: PTX JIT failed)\n");
     if (mod) cu.cuModuleUnload(mod);
     return;
@@ -999,6 +1038,24 @@ void run_reference(double copy_gbps) {
         });
         print_ref_row(name, B, 2.0 * double(tiles) * 4096 / 1e6, us, copy_gbps);
       }
+      for (bool shuffled : {false, true}) {
+        std::vector<int32_t> order(static_cast<size_t>(B));
+        std::iota(order.begin(), order.end(), 0);
+        if (shuffled) std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
+        CUdeviceptr slots = words + 2048;  // bytes 2048..4095 of `words`
+        if (!ok(dk_memcpy(g_ctx, reinterpret_cast<void*>(slots), order.data(), order.size() * 4,
+                          DK_COPY_HOST_TO_DEVICE, g_stream), "slot upload") ||
+            !ok(dk_stream_synchronize(g_ctx, g_stream), "slot upload"))
+          continue;
+        void* args[] = {&base, &slots};
+        const unsigned tiles = unsigned(size_t(B) * slot_bytes / 4096);
+        const double us = graph_median_us([&] {
+          return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args,
+                                   nullptr) == CUDA_SUCCESS;
+        });
+        print_ref_row(shuffled ? "ref-tile-scatter" : "ref-tile-slots", B, 2.0 * double(tiles) * 4096 / 1e6, us,
+                      copy_gbps);
+      }
     }
   }
   cu.cuStreamSynchronize(CUstream(g_stream));
@@ -1049,6 +1106,12 @@ bool run_bench(const bench_case& c, double copy_gbps) {
   std::vector<int32_t> idx(size_t(iters + warm) * B);
   for (int i = 0; i < iters + warm; ++i)
     for (int b = 0; b < B; ++b) idx[size_t(i) * B + b] = c.pad ? -1 : int32_t((int64_t(i) * B + b) % P);
+  if (c.scatter) {  // the same slots, each call's in a shuffled order
+    std::vector<int32_t> perm(static_cast<size_t>(P));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    for (int32_t& i : idx) i = perm[size_t(i)];
+  }
   if (!(didx.alloc(idx.size() * 4) && didx.upload(idx.data(), idx.size() * 4))) return false;
 
   const dk_dtype bt = dtype_of(io), ft = dtype_of(elem::f32);
@@ -1229,6 +1292,12 @@ int main(int argc, char** argv) {
         {"vlast-mtp", 32, 4, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
         {"kda", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
         {"kv64", 128, 1, 16, 32, 64, 64, elem::f32},
+        // dk_bench's slot order: scattered over the pool
+        {"scatter", 32, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_SCALAR, false, true},
+        {"scatter", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_SCALAR, false, true},
+        {"scatter", 512, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_SCALAR, false, true},
+        {"scatter", 512, 1, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST, DK_GATE_SCALAR, false, true},
+        {"scatter", 512, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_K_LAST, DK_GATE_SCALAR, false, true},
     };
     if (!only) run_reference(copy);
     for (const bench_case& c : cases) {
