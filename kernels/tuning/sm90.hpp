@@ -85,8 +85,10 @@ struct decode_tuning<90> {
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   static constexpr int t1_max_warps_v = 1;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
-  // per block, 3 blocks per SM, 4 stages of 4 KB per warp = 192 KB of shared
-  // memory per SM, up to 144 KB of state in flight besides the tiles being computed.
+  // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
+  // memory per SM, up to 96 KB of state in flight besides the tiles being computed
+  // (3 stages against 4, session 3: bf16 B=512 289.9 against 298.5 us with
+  // in-order slots, 295.9 against 298.6 with dk_bench's shuffled slots).
   // Measured (NOTES.md): 16-bit state B=512 301 us against t1's 326, B=128 82
   // against 86; fp32 state stays on t1 (B=512 552 us against 569-577 for every
   // stage count 2-6 and 8-16 warps per SM tried). Chunks of 4 tiles dealt
@@ -94,7 +96,7 @@ struct decode_tuning<90> {
   // (16-bit B=512 292 against 301) and lose below (load imbalance).
   static constexpr int t1_pipe_f32_min_heads_per_sm = 0;
   static constexpr int t1_pipe_b16_min_heads_per_sm = 4;
-  static constexpr int t1_pipe_stages = 4;
+  static constexpr int t1_pipe_stages = 3;
   static constexpr int t1_pipe_warps = 4;
   static constexpr int t1_pipe_blocks_per_sm = 3;
   static constexpr int t1_pipe_chunk = 4;
