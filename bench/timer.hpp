@@ -29,7 +29,7 @@ class timer {
   virtual void* stream() const = 0;
   // "steady_clock", "cudaEvent" ...: recorded in the JSON.
   virtual const char* method() const = 0;
-  // Toolkit and driver versions, e.g. "CUDA runtime 13.0, driver 13.0".
+  // Toolkit and driver versions, e.g. "CUDA 13.0 (build), driver 13.0".
   virtual std::string toolkit() const = 0;
   // Size of the buffer that flushes the caches between timed calls (GPUs write
   // it with a memset, the CPU reads it).

@@ -178,12 +178,8 @@ choice pick(int family_index, const target& t, const decode_problem& p) {
 #endif
 }
 
-}  // namespace
-}  // namespace decode_detail
-
-dk_status decode_query(const target& t, const decode_problem& p, const char** out_name) {
-  using namespace decode_detail;
-  if (out_name) *out_name = nullptr;
+// Checks that the backend can run `p` and picks its kernel (once per call).
+dk_status plan(const target& t, const decode_problem& p, int* out_family, choice* out) {
   const int fam = family_slot(t);
   if (fam < 0)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: no %s decode kernels for arch %d",
@@ -213,6 +209,20 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
     return set_error(DK_STATUS_UNSUPPORTED,
                      "decode: needs %zu bytes of shared memory per block, the device allows %d",
                      smem, limit);
+  *out_family = fam;
+  *out = ch;
+  return DK_STATUS_SUCCESS;
+}
+
+}  // namespace
+}  // namespace decode_detail
+
+dk_status decode_query(const target& t, const decode_problem& p, const char** out_name) {
+  using namespace decode_detail;
+  if (out_name) *out_name = nullptr;
+  int fam = 0;
+  choice ch{};
+  if (const dk_status st = plan(t, p, &fam, &ch)) return st;
   if (out_name)
     *out_name = kNames[fam][ch.variant][p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
   return DK_STATUS_SUCCESS;
@@ -220,9 +230,10 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
 
 dk_status decode_launch(const target& t, const decode_problem& p, void* stream) {
   using namespace decode_detail;
-  const dk_status st = decode_query(t, p, nullptr);
-  if (st != DK_STATUS_SUCCESS) return st;
-  return pick(family_slot(t), t, p).fn(t, p, static_cast<gpu_stream_t>(stream), nullptr);
+  int fam = 0;
+  choice ch{};
+  if (const dk_status st = plan(t, p, &fam, &ch)) return st;
+  return ch.fn(t, p, static_cast<gpu_stream_t>(stream), nullptr);
 }
 
 }  // namespace dk::gpu

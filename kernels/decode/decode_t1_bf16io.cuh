@@ -1,8 +1,8 @@
 // decode_t1_bf16io_body: the K-last T = 1 kernel for the common case of bf16
 // q, k, v and output (decode_mode::t1_bf16io; small grids keep t1_small). Same blocks,
-// tile and math as decode_t1_body (decode_kernel.cuh), but leaner per tile,
-// because at T = 1 a warp's instructions sit between its state loads and its
-// stores (the critical path at small batch, issue slots at large batch):
+// tile and math as decode_t1_body (decode_kernel.cuh), but fewer instructions
+// and registers per tile (at large batch the t1 grid is bound by issue slots and
+// by how many warps fit per SM):
 // - the activation dtype is known at compile time: q/k arrive as packed bf16
 //   words (no fp32/fp16 arms, no selects) and the output is one bf16 store;
 // - x = S^T k and y = S^T q are reduced over the row's LK lanes by a
@@ -53,18 +53,22 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   const int qk_head = h / (p.hv / p.hq);
   const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]) * 2;
   const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]) * 2;
-  // Run c of this thread's keys: (c * LK + kl) * VEC .. + VEC - 1, VEC bf16 = VEC / 2 words.
-  uint32_t qw[NC][VEC / 2], kw[NC][VEC / 2];
+  // Run c of this thread's keys: (c * LK + kl) * VEC .. + VEC - 1, as VEC / 2
+  // words from word c * VEC / 2 on (key i of the thread: tile_elem<bf16>(qw, i)).
+  constexpr int KW = NK / 2;
+  uint32_t qw[KW], kw[KW];
 #pragma unroll
   for (int c = 0; c < NC; ++c) {
     const int64_t at = int64_t((c * LK + kl) * VEC) * 2;
+    uint32_t* const q2 = qw + c * VEC / 2;
+    uint32_t* const k2 = kw + c * VEC / 2;
     if constexpr (VEC == 4) {
       const u32x2 a = load8(qp + at), e = load8(kp + at);
-      qw[c][0] = a.x, qw[c][1] = a.y, kw[c][0] = e.x, kw[c][1] = e.y;
+      q2[0] = a.x, q2[1] = a.y, k2[0] = e.x, k2[1] = e.y;
     } else {
       const u32x4 a = load16(qp + at), e = load16(kp + at);
-      qw[c][0] = a.x, qw[c][1] = a.y, qw[c][2] = a.z, qw[c][3] = a.w;
-      kw[c][0] = e.x, kw[c][1] = e.y, kw[c][2] = e.z, kw[c][3] = e.w;
+      q2[0] = a.x, q2[1] = a.y, q2[2] = a.z, q2[3] = a.w;
+      k2[0] = e.x, k2[1] = e.y, k2[2] = e.z, k2[3] = e.w;
     }
   }
   const int my_value = vw + mj * LV + vl;  // the row this lane finishes
@@ -97,12 +101,9 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
       s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
     }
 
-  // 3. While they fly: q to fp32 (key i = c * VEC + e), k unpacked where it is
-  // used (fewer live registers), norms, k.q, gate, beta.
-  auto unpack = [](const uint32_t(&w)[NC][VEC / 2], int i) {
-    const uint32_t two = w[i / VEC][(i % VEC) >> 1];
-    return bits_to_float((i & 1) ? (two & 0xffff0000u) : (two << 16));
-  };
+  // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
+  // the gate and beta.
+  auto unpack = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
   float qf[NK];
 #pragma unroll
   for (int i = 0; i < NK; ++i) qf[i] = unpack(qw, i);

@@ -10,10 +10,7 @@
 
 namespace dk::prefill {
 
-// ---- run-time dtype element access ----
-DK_HOST_DEVICE int elem_size(dtype t) {
-  return t == dtype::f32 || t == dtype::i32 ? 4 : t == dtype::i64 ? 8 : 2;
-}
+// ---- run-time dtype element access (sizes: dk::dtype_size) ----
 DK_DEVICE float load_f(const void* base, dtype t, int64_t i) {
   switch (t) {
     case dtype::f32: return static_cast<const float*>(base)[i];
@@ -108,11 +105,11 @@ DK_DEVICE head_gates make_head_gates(const prefill_problem& p, int h) {
   s.raw = p.r.gate_raw;
   s.logit = p.r.beta_logit;
   s.gt = p.g.type;
-  s.g = p.g.data ? static_cast<const char*>(p.g.data) + h * p.g.stride[1] * elem_size(p.g.type) : nullptr;
+  s.g = p.g.data ? static_cast<const char*>(p.g.data) + h * p.g.stride[1] * dtype_size(p.g.type) : nullptr;
   s.gs0 = p.g.stride[0];
   s.gs2 = p.g.stride[2];
   s.bt = p.beta.type;
-  s.b = static_cast<const char*>(p.beta.data) + h * p.beta.stride[1] * elem_size(p.beta.type);
+  s.b = static_cast<const char*>(p.beta.data) + h * p.beta.stride[1] * dtype_size(p.beta.type);
   s.bs0 = p.beta.stride[0];
   s.neg_a = 0.f;
   s.dtb0 = 0.f;
@@ -123,7 +120,7 @@ DK_DEVICE head_gates make_head_gates(const prefill_problem& p, int h) {
     s.neg_a = -expf(load_f(p.a_log.data, p.a_log.type, h * p.a_log.stride[0]));
     if (p.dt_bias.data) {
       if (s.kind == gate_kind::per_key)
-        s.dtb = static_cast<const char*>(p.dt_bias.data) + h * p.dt_bias.stride[0] * elem_size(p.dt_bias.type);
+        s.dtb = static_cast<const char*>(p.dt_bias.data) + h * p.dt_bias.stride[0] * dtype_size(p.dt_bias.type);
       else
         s.dtb0 = load_f(p.dt_bias.data, p.dt_bias.type, h * p.dt_bias.stride[0]);
     }
@@ -196,13 +193,13 @@ DK_DEVICE state_dst make_state_dst(const prefill_problem& p, int64_t n, int h) {
   s.pool_t = p.pool.type;
   s.pool_row = p.pool.stride[2];
   s.pool = slot >= 0 ? static_cast<char*>(const_cast<void*>(p.pool.data)) +
-                           (slot * p.pool.stride[0] + h * p.pool.stride[1]) * elem_size(p.pool.type)
+                           (slot * p.pool.stride[0] + h * p.pool.stride[1]) * dtype_size(p.pool.type)
                      : nullptr;
   s.dense_t = p.final_state.type;
   s.dense_row = p.final_state.stride[2];
   s.dense = p.final_state.data
                 ? static_cast<char*>(const_cast<void*>(p.final_state.data)) +
-                      (n * p.final_state.stride[0] + h * p.final_state.stride[1]) * elem_size(p.final_state.type)
+                      (n * p.final_state.stride[0] + h * p.final_state.stride[1]) * dtype_size(p.final_state.type)
                 : nullptr;
   return s;
 }

@@ -325,7 +325,7 @@ TEST_CASE("decode rejects negative strides") {
 
 TEST_CASE("decode rejects strides whose furthest element is exactly INT64_MAX elements away") {
   // beta is [B=2, T=2, HV=4]: (2-1) * s0 + (2-1) * 4 + (4-1) * 1 = INT64_MAX elements, so
-  // the byte size (extent + 1) * 2 overflows; this used to be a signed overflow in the check.
+  // the byte size (extent + 1) * 4 (fp32) overflows; this used to be a signed overflow in the check.
   expect_decode_rejected(valid_decode(), kInvalid, {"beta"}, kQueryToo, [](decode_call& c) {
     c.edits.own_strides(c.edit(&A::beta))[0] = std::numeric_limits<std::int64_t>::max() - 7;
   });
