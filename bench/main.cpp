@@ -154,6 +154,8 @@ constexpr int kMaxSampleFactor = 8;
 // state has left the cache before the next replay reaches it and no flush is
 // needed. Replays are timed back to back; per-call time = replay time / R.
 // The copies exist only for this measurement. Failures only fill stream_note.
+// Where the context takes DK_OPTION_PROGRAMMATIC_LAUNCH, the same graph is
+// captured and timed a second time with it on (stream_pdl_us).
 void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
   result& r = e->r;
   if (r.graph_us.empty()) {
@@ -165,7 +167,7 @@ void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
   r.stream_calls = std::clamp(static_cast<int>(std::ceil(4.0 * llc / pool)), 2, 1024);
   std::vector<std::unique_ptr<bench_case>> copies;
   std::vector<launch_fn> calls;
-  std::vector<double> replay_us;
+  std::vector<double> replay_us, pdl_replay_us;
   bench_case* own = e->c.get();
   calls.push_back([own](void* stream) { return own->launch(stream); });
   try {
@@ -175,6 +177,13 @@ void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
       calls.push_back([c](void* stream) { return c->launch(stream); });
     }
     if (!t.time_graph(calls, 3, replays, false, &replay_us, &r.stream_note)) return;
+    if (dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_SUCCESS) {
+      if (!t.time_graph(calls, 3, replays, false, &pdl_replay_us, &r.stream_pdl_note))
+        pdl_replay_us.clear();
+      check(dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0), "programmatic launch off");
+    } else {
+      r.stream_pdl_note = std::string("no programmatic launch: ") + dk_last_error();
+    }
     int64_t bad = 0;
     for (const auto& c : copies) bad += c->non_finite_outputs();
     if (bad > 0) {
@@ -186,6 +195,7 @@ void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
     return;
   }
   for (double us : replay_us) r.stream_us.push_back(us / r.stream_calls);
+  for (double us : pdl_replay_us) r.stream_pdl_us.push_back(us / r.stream_calls);
   // Present, with a caveat: the rotation may be too small to keep the state cold.
   char note[192] = "";
   if (llc <= 0)

@@ -135,6 +135,10 @@ def measured_cell(rec):
         if stream:
             cell += (f"<br>in graph: {fmt_time(stream['median'])} "
                      f"({fmt_num(rec.get('stream_pct_copy_bw'), 2)}%)")
+        pdl = rec.get("stream_pdl_time_us")  # absent from older files
+        if pdl:
+            cell += (f"<br>in graph, PDL: {fmt_time(pdl['median'])} "
+                     f"({fmt_num(rec.get('stream_pdl_pct_copy_bw'), 2)}%)")
     else:
         cell = (f"{fmt_time(t)} · {fmt_rate(rec['tokens_per_s'], 'tok/s')} · "
                 f"{fmt_num(rec['tflops'])} TFLOP/s")
@@ -208,8 +212,9 @@ def table(op, rows, cols):
 
 def detail_table(t):
     out = ["| workload | impl | median | min | max | samples | host/call | graph replay "
-           "| in graph (R calls) | in graph % copy BW | GB/s | % copy BW | tokens/s | TFLOP/s |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| in graph (R calls) | in graph % copy BW | in graph, PDL | PDL % copy BW "
+           "| GB/s | % copy BW | tokens/s | TFLOP/s |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     gpu = t.backend != "cpu"
     seen = []
     for run in t.runs:
@@ -220,11 +225,12 @@ def detail_table(t):
         rec, _ = t.latest(name)
         if rec["status"] in ("unsupported", "failed"):
             out.append(f"| `{name}` | {rec['impl'] or '-'} | {rec['status']}: {rec['message']} |"
-                       + " |" * 11)
+                       + " |" * 13)
             continue
         tm, g, st = rec["time_us"], rec.get("graph_time_us"), rec.get("stream_time_us")
+        pdl = rec.get("stream_pdl_time_us")
         host = rec.get("host_us_per_call")
-        out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |"
+        out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |"
                    .format(
             name, rec["impl"], fmt_time(tm["median"]), fmt_time(tm["min"]), fmt_time(tm["max"]),
             tm["n"],
@@ -233,6 +239,8 @@ def detail_table(t):
             (f"{fmt_time(st['median'])} ({rec.get('stream_calls_per_graph')})" if st else "-")
             + (" ‡" if gpu and rec.get("stream_note") else ""),
             fmt_num(rec.get("stream_pct_copy_bw"), 2) + "%" if st else "-",
+            fmt_time(pdl["median"]) if pdl else "-",
+            fmt_num(rec.get("stream_pdl_pct_copy_bw"), 2) + "%" if pdl else "-",
             fmt_num(rec["gbps"]), fmt_num(rec["pct_copy_bw"], 2) + "%",
             fmt_rate(rec["tokens_per_s"]),
             fmt_num(rec["tflops"]) if rec["op"] == "prefill" else "-"))

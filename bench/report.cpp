@@ -28,6 +28,10 @@ double result::stream_gbps() const {
   const stats s = summarize(stream_us);
   return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
 }
+double result::stream_pdl_gbps() const {
+  const stats s = summarize(stream_pdl_us);
+  return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
+}
 double result::tokens_per_s() const {
   const stats s = summarize(us);
   return s.n ? double(w.num_tokens()) / (s.median * 1e-6) : 0.0;
@@ -73,6 +77,7 @@ std::string record_json(const run_info& run, const result& r) {
   const bool decode = r.w.op == "decode";
   const double gbps = ok ? r.gbps() : 0.0;
   const bool stream = ok && !r.stream_us.empty();
+  const bool stream_pdl = ok && !r.stream_pdl_us.empty();
   const double peak = run.device.peak_bandwidth_gbps;
   std::string roofline = json::null();
   if (ok && decode)
@@ -105,6 +110,8 @@ std::string record_json(const run_info& run, const result& r) {
       {"stream_time_us", stats_json(r.stream_us)},
       {"stream_calls_per_graph", r.stream_calls > 0 ? json::integer(r.stream_calls) : json::null()},
       {"stream_note", json::str(r.stream_note)},
+      {"stream_pdl_time_us", stats_json(r.stream_pdl_us)},
+      {"stream_pdl_note", json::str(r.stream_pdl_note)},
       {"round_medians_us", json::numbers(r.round_us)},
       {"host_us_per_call", r.host_us >= 0 ? json::num(r.host_us) : json::null()},
       {"bytes", json::integer(r.w.bytes_moved())},
@@ -115,6 +122,8 @@ std::string record_json(const run_info& run, const result& r) {
       {"stream_gbps", stream ? json::num(r.stream_gbps()) : json::null()},
       {"stream_pct_copy_bw",
        stream ? json::num(100.0 * r.stream_gbps() / run.copy_gbps) : json::null()},
+      {"stream_pdl_pct_copy_bw",
+       stream_pdl ? json::num(100.0 * r.stream_pdl_gbps() / run.copy_gbps) : json::null()},
       {"pct_peak_bw", ok && peak > 0 ? json::num(100.0 * gbps / peak) : json::null()},
       {"tokens_per_s", ok ? json::num(r.tokens_per_s()) : json::null()},
       {"tflops", ok ? json::num(r.tflops()) : json::null()},
@@ -145,17 +154,20 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
   std::fprintf(f,
                "# graph_us: decode replayed alone from a one-call graph, flushed like the eager "
                "calls; stream_us: per call of a graph of R decode calls, each on its own copy of "
-               "the tensors (replay / R); str%%copy: its %% of the copy bandwidth\n");
+               "the tensors (replay / R); str%%copy: its %% of the copy bandwidth; pdl_us, "
+               "pdl%%copy: the same graph with DK_OPTION_PROGRAMMATIC_LAUNCH on\n");
   // Markdown rows, aligned for the terminal; TFLOP/s only means something for prefill.
   std::fprintf(f,
-               "| %-36s | %-28s | %10s | %10s | %10s | %5s | %9s | %9s | %9s | %3s | %8s | %8s | "
-               "%6s | %9s | %7s |\n",
+               "| %-36s | %-28s | %10s | %10s | %10s | %5s | %9s | %9s | %9s | %3s | %8s | %9s | "
+               "%8s | %8s | %6s | %9s | %7s |\n",
                "workload", "impl", "median_us", "min_us", "max_us", "n", "host_us", "graph_us",
-               "stream_us", "R", "str%copy", "GB/s", "%copy", "tokens/s", "TFLOP/s");
-  std::fprintf(f, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(38, '-').c_str(),
-               std::string(30, '-').c_str(), "-----------:", "-----------:", "-----------:",
-               "------:", "----------:", "----------:", "----------:", "----:", "---------:",
-               "---------:", "-------:", "----------:", "--------:");
+               "stream_us", "R", "str%copy", "pdl_us", "pdl%copy", "GB/s", "%copy", "tokens/s",
+               "TFLOP/s");
+  std::fprintf(f, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n",
+               std::string(38, '-').c_str(), std::string(30, '-').c_str(), "-----------:",
+               "-----------:", "-----------:", "------:", "----------:", "----------:",
+               "----------:", "----:", "---------:", "----------:", "---------:", "---------:",
+               "-------:", "----------:", "--------:");
   for (const result& r : results) {
     if (r.status != "ok" && r.status != "bad_output") {
       std::fprintf(f, "| %-36s | %-28s | %s: %s |\n", r.w.name.c_str(),
@@ -163,7 +175,13 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
       continue;
     }
     const stats s = summarize(r.us), g = summarize(r.graph_us), st = summarize(r.stream_us);
+    const stats pdl = summarize(r.stream_pdl_us);
     char graph[32] = "-", stream[32] = "-", calls[16] = "-", stream_pct[32] = "-";
+    char pdl_us[32] = "-", pdl_pct[32] = "-";
+    if (pdl.n) {
+      std::snprintf(pdl_us, sizeof pdl_us, "%.2f", pdl.median);
+      std::snprintf(pdl_pct, sizeof pdl_pct, "%.1f%%", 100.0 * r.stream_pdl_gbps() / run.copy_gbps);
+    }
     char host[32] = "-", tflops[32] = "-";
     if (g.n) std::snprintf(graph, sizeof graph, "%.2f", g.median);
     if (st.n) {
@@ -176,9 +194,9 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
     if (r.w.op == "prefill") std::snprintf(tflops, sizeof tflops, "%.4g", r.tflops());
     std::fprintf(f,
                  "| %-36s | %-28s | %10.2f | %10.2f | %10.2f | %5d | %9s | %9s | %9s | %3s | "
-                 "%8s | %8.1f | %5.1f%% | %9.4g | %7s |\n",
+                 "%8s | %9s | %8s | %8.1f | %5.1f%% | %9.4g | %7s |\n",
                  r.w.name.c_str(), r.impl.c_str(), s.median, s.min, s.max, s.n, host, graph, stream,
-                 calls, stream_pct, r.gbps(), 100.0 * r.gbps() / run.copy_gbps, r.tokens_per_s(),
+                 calls, stream_pct, pdl_us, pdl_pct, r.gbps(), 100.0 * r.gbps() / run.copy_gbps, r.tokens_per_s(),
                  tflops);
     if (r.status == "bad_output") std::fprintf(f, "  ^ %s\n", r.message.c_str());
   }

@@ -30,12 +30,15 @@ struct result {
   std::vector<double> stream_us;  // per-call time in a graph of stream_calls calls (replay / R)
   int stream_calls = 0;           // R: calls per graph, each on its own copy of the tensors
   std::string stream_note;        // why there is no stream time, or a caveat about it
+  std::vector<double> stream_pdl_us;  // the same graph with DK_OPTION_PROGRAMMATIC_LAUNCH on
+  std::string stream_pdl_note;        // why there is no such time
   double host_us = -1;            // host time per eager call; < 0 when not measured
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
   // Derived from the median eager time and the copy bandwidth.
   double gbps() const;
   double stream_gbps() const;  // the same from the median stream time; 0 without one
+  double stream_pdl_gbps() const;
   double tokens_per_s() const;
   double tflops() const;
 };

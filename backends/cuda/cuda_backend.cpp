@@ -209,6 +209,16 @@ dk_status device_sync(device_handle* device) {
   return e == cudaSuccess ? DK_STATUS_SUCCESS : fail(e, "cudaDeviceSynchronize");
 }
 
+// Programmatic dependent launch needs sm_90 (griddepcontrol).
+dk_status programmatic_launch_check(device_handle* device) {
+  const int arch = state_of(device)->target.arch;
+  if (arch >= 90) return DK_STATUS_SUCCESS;
+  return set_error(DK_STATUS_UNSUPPORTED,
+                   "dk_context_set_option: programmatic dependent launch needs sm_90 or newer; "
+                   "this device is sm_%d",
+                   arch);
+}
+
 dk_status decode_query(device_handle* device, const decode_problem& p, const char** out_name) {
   return gpu::decode_query(state_of(device)->target, p, out_name);
 }
@@ -251,6 +261,7 @@ extern "C++" const dk::backend_vtable dk_cuda_backend = {
     .stream_destroy = dk::cuda::stream_destroy,
     .stream_sync = dk::cuda::stream_sync,
     .device_sync = dk::cuda::device_sync,
+    .programmatic_launch_check = dk::cuda::programmatic_launch_check,
     .decode_query = dk::cuda::decode_query,
     .decode_run = dk::cuda::decode_run,
     .prefill_query = dk::cuda::prefill_query,

@@ -1,5 +1,6 @@
 // The public C API: argument checks, then a call through the backend vtable.
 // Nothing here throws across the C boundary, prints or aborts.
+#include <atomic>
 #include <cstdint>
 #include <new>
 
@@ -12,6 +13,7 @@
 struct dk_context {
   const dk::backend_vtable* backend;
   dk::device_handle device;
+  std::atomic<bool> programmatic_launch{false};  // DK_OPTION_PROGRAMMATIC_LAUNCH
 };
 
 namespace {
@@ -214,6 +216,43 @@ DK_API dk_status dk_context_synchronize(dk_context* context) {
   return s == DK_STATUS_SUCCESS ? ok() : s;
 }
 
+// ---- options ----
+
+DK_API dk_status dk_context_set_option(dk_context* context, int32_t option, int64_t value) {
+  dk::clear_error();
+  DK_REQUIRE(context, "dk_context_set_option");
+  if (option != DK_OPTION_PROGRAMMATIC_LAUNCH)
+    return dk::set_error(DK_STATUS_INVALID_ARGUMENT, "dk_context_set_option: unknown option %d",
+                         static_cast<int>(option));
+  if (value != 0 && value != 1)
+    return dk::set_error(DK_STATUS_INVALID_ARGUMENT,
+                         "dk_context_set_option: DK_OPTION_PROGRAMMATIC_LAUNCH takes 0 or 1, not %lld",
+                         static_cast<long long>(value));
+  if (value == 1) {
+    const auto check = context->backend->programmatic_launch_check;
+    if (!check)
+      return dk::set_error(DK_STATUS_UNSUPPORTED,
+                           "dk_context_set_option: the %s backend has no programmatic dependent "
+                           "launch",
+                           context->backend->name);
+    if (const dk_status s = check(&context->device); s != DK_STATUS_SUCCESS) return s;
+  }
+  context->programmatic_launch.store(value == 1, std::memory_order_relaxed);
+  return ok();
+}
+
+DK_API dk_status dk_context_get_option(const dk_context* context, int32_t option,
+                                       int64_t* out_value) {
+  dk::clear_error();
+  DK_REQUIRE(context, "dk_context_get_option");
+  DK_REQUIRE(out_value, "dk_context_get_option");
+  if (option != DK_OPTION_PROGRAMMATIC_LAUNCH)
+    return dk::set_error(DK_STATUS_INVALID_ARGUMENT, "dk_context_get_option: unknown option %d",
+                         static_cast<int>(option));
+  *out_value = context->programmatic_launch.load(std::memory_order_relaxed) ? 1 : 0;
+  return DK_STATUS_SUCCESS;
+}
+
 // ---- ops ----
 
 DK_API dk_status dk_decode_query(dk_context* context, const dk_config* config,
@@ -236,6 +275,7 @@ DK_API dk_status dk_decode_run(dk_context* context, const dk_config* config,
   dk::decode_problem p;
   dk_status s = dk::validate_decode(context->device.info.device, config, args, true, &p);
   if (s != DK_STATUS_SUCCESS) return s;
+  p.programmatic_launch = context->programmatic_launch.load(std::memory_order_relaxed);
   const char* name = nullptr;
   s = context->backend->decode_query(&context->device, p, &name);
   if (s != DK_STATUS_SUCCESS) return s;

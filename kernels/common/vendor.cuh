@@ -71,6 +71,33 @@ inline gpu_error_t gpu_set_max_dynamic_smem(Kernel* kernel, int bytes) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
 #endif
+// Launches kernel(params); `programmatic`: with programmatic stream
+// serialization (the kernel may start before the previous one on the stream
+// ends; it must call grid_dependency_wait() first). CUDA only: HIP has no such
+// launch, and callers never ask for it there.
+template <class Params>
+inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned threads, size_t smem,
+                              gpu_stream_t stream, bool programmatic, const Params& params) {
+#if DK_VENDOR_CUDA
+  if (programmatic) {
+    cudaLaunchAttribute attribute[1] = {};
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, params);
+  }
+#else
+  if (programmatic) return hipErrorNotSupported;
+#endif
+  kernel<<<blocks, threads, smem, stream>>>(params);
+  return gpu_last_error();
+}
 
 // ---- warp-level exchange (all lanes of the warp participate) ----
 DK_DEVICE float shfl_xor(float v, int lane_mask, int width = kWarpSize) {
@@ -143,6 +170,42 @@ DK_DEVICE void trap() {
   __builtin_trap();
 #else
   __trap();
+#endif
+}
+
+// ---- programmatic dependent launch (CUDA sm_90+; no-ops elsewhere) ----
+// A kernel launched with the programmatic-serialization attribute may start
+// while the kernel before it on the stream still runs. wait: blocks until that
+// kernel has completed and its writes are visible (returns at once after a
+// normal launch). allow: lets the next such kernel launch once every block of
+// this grid has called it or exited.
+DK_DEVICE void grid_dependency_wait() {
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+DK_DEVICE void allow_dependent_launch() {
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Brings the line holding p into L2 (not L1): no effect on any result, and
+// safe on memory another kernel is still writing (L2 is where writes land).
+DK_DEVICE void prefetch_l2(const void* p) {
+#if DK_VENDOR_CUDA
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+// A load that bypasses L1 (int32_t / int64_t), for a value read before
+// grid_dependency_wait() that may be stale: nothing of it stays in L1.
+template <class T>
+DK_DEVICE T load_l2(const T* p) {
+#if DK_VENDOR_CUDA
+  return __ldcg(p);
+#else
+  return __builtin_nontemporal_load(p);
 #endif
 }
 

@@ -77,8 +77,8 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
       return set_error(DK_STATUS_DEVICE_ERROR, "decode: raising shared memory to %zu bytes failed: %s",
                        ls.smem, gpu_error_string(e));
   }
-  kernel<<<unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream>>>(ls.lp);
-  const gpu_error_t e = gpu_last_error();
+  const gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
+                                   p.programmatic_launch, ls.lp);
   if (e != gpu_success)
     return set_error(DK_STATUS_DEVICE_ERROR, "decode: kernel launch failed: %s (%s)",
                      gpu_error_string(e), gpu_error_name(e));

@@ -1078,6 +1078,40 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #include "decode_t1_bf16io.cuh"  // the t1_bf16io body, likewise
 namespace dk::gpu::decode_detail {
 
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
+// Programmatic launch, before the wait: brings the block's state tile into L2.
+// The slot comes from a read that may be stale (the previous kernel may still
+// be writing the indices): a wrong slot only wastes the prefetch, and the body
+// reads the slot again after the wait.
+template <class G>
+DK_DEVICE void prefetch_block_tile(const launch_params& lp) {
+  const decode_problem& p = lp.p;
+  const block_place at(lp);
+  int64_t slot = at.b;
+  if (p.indices.data) {
+    const int64_t i = at.b * p.indices.stride[0];
+    slot = p.indices.type == dtype::i64 ? load_l2(static_cast<const int64_t*>(p.indices.data) + i)
+                                        : load_l2(static_cast<const int32_t*>(p.indices.data) + i);
+  }
+  if (slot < 0 || slot >= p.pool_slots) return;
+  const operand& pool = p.pool;
+  const int v0 = at.tile * lp.v_tile;
+  const int v_end = min(v0 + lp.v_tile, p.dv);
+  // K-last: rows v0 .. v_end, each K elements; V-last: K rows, each [v0, v_end).
+  const int rows = G::k_last ? v_end - v0 : p.dk;
+  const int64_t run_bytes = int64_t(G::k_last ? p.dk : v_end - v0) * G::esize;
+  const int lines = int((run_bytes + 127) / 128);
+  const char* base = static_cast<const char*>(pool.data) +
+                     (slot * pool.stride[0] + int64_t(at.h) * pool.stride[1] +
+                      (G::k_last ? int64_t(v0) * pool.stride[2] : int64_t(v0))) * G::esize;
+  for (int i = int(threadIdx.x); i < rows * lines; i += int(blockDim.x)) {
+    const int r = i / lines, l = i - r * lines;
+    const int64_t at_byte = int64_t(l) * 128 < run_bytes ? int64_t(l) * 128 : run_bytes - 1;
+    prefetch_l2(base + int64_t(r) * pool.stride[2] * G::esize + at_byte);
+  }
+}
+#endif
+
 // One instance per (family, class, state dtype, layout, mode). Its body is
 // compiled only in the device pass of its own family: the host never launches another.
 template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
@@ -1085,6 +1119,16 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
     decode_kernel(const launch_params lp) {
   using G = geometry<Family, C, S, L, M>;
   if constexpr (G::device_family == DK_ARCH_FAMILY) {
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
+    // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): nothing but the L2
+    // prefetch before the previous kernel completes; the next may launch once
+    // every block is past the wait.
+    if (lp.p.programmatic_launch) {
+      if constexpr (!G::pipe && G::table::programmatic_prefetch) prefetch_block_tile<G>(lp);
+      grid_dependency_wait();
+      allow_dependent_launch();
+    }
+#endif
     if constexpr (G::pipe && G::k_last) decode_t1_pipe_body<G, S>(kernel_param(lp));
     else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
     else if constexpr (G::bf16io) decode_t1_bf16io_body<G, S>(kernel_param(lp));

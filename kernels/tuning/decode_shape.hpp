@@ -88,6 +88,9 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //   t1_bf16io          whether K-last T = 1 launches of the t1 grid size with bf16
 //                      q/k/v/output take the t1_bf16io body (where the tile fits), with
 //                      register caps t1_bf16io_{f32,b16}_bound.
+//   programmatic_prefetch  CUDA sm_90+, programmatic launch: whether blocks of the
+//                      one-tile-per-block kernels prefetch their state tile into
+//                      L2 before waiting for the previous kernel.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 

@@ -84,6 +84,10 @@ struct decode_tuning<90> {
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   static constexpr int t1_max_warps_v = 1;
+  // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the
+  // one-tile-per-block kernels prefetch their state tile into L2 before the
+  // grid dependency wait.
+  static constexpr bool programmatic_prefetch = true;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed

@@ -166,6 +166,29 @@ TEST_CASE("contexts: device info of the CPU context") {
   CHECK(info.peak_bandwidth_gbps >= 0.0);
 }
 
+TEST_CASE("contexts: options") {
+  int64_t value = -1;
+  CHECK(dk_context_get_option(cpu_ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, &value) == DK_STATUS_SUCCESS);
+  CHECK(value == 0);  // the default
+  CHECK(dk_context_set_option(cpu_ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, 0) == DK_STATUS_SUCCESS);
+  // The CPU launches no kernels: programmatic launch is refused and stays off.
+  CHECK(dk_context_set_option(cpu_ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_UNSUPPORTED);
+  CHECK(names(dk_last_error(), "programmatic"));
+  CHECK(dk_context_get_option(cpu_ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, &value) == DK_STATUS_SUCCESS);
+  CHECK(value == 0);
+  CHECK(dk_context_set_option(cpu_ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, 2) ==
+        DK_STATUS_INVALID_ARGUMENT);
+  CHECK(names(dk_last_error(), "0 or 1"));
+  CHECK(dk_context_set_option(cpu_ctx(), 0, 0) == DK_STATUS_INVALID_ARGUMENT);
+  CHECK(names(dk_last_error(), "unknown option"));
+  CHECK(dk_context_get_option(cpu_ctx(), 7, &value) == DK_STATUS_INVALID_ARGUMENT);
+  CHECK(dk_context_set_option(nullptr, DK_OPTION_PROGRAMMATIC_LAUNCH, 0) ==
+        DK_STATUS_INVALID_ARGUMENT);
+  CHECK(dk_context_get_option(cpu_ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, nullptr) ==
+        DK_STATUS_INVALID_ARGUMENT);
+  CHECK(names(dk_last_error(), "out_value"));
+}
+
 TEST_CASE("contexts: create_best gives the first compiled backend with a device") {
   dk_context* c = nullptr;
   REQUIRE(dk_context_create_best(&c) == DK_STATUS_SUCCESS);

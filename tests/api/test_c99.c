@@ -66,6 +66,14 @@ int main(void) {
     return 1;
   }
   expect(dk_context_device_info(ctx, &info) == DK_STATUS_SUCCESS, "dk_context_device_info");
+  {
+    int64_t option = -1;
+    expect(dk_context_get_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, &option) == DK_STATUS_SUCCESS &&
+               option == 0,
+           "dk_context_get_option: programmatic launch off by default");
+    expect(dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_UNSUPPORTED,
+           "dk_context_set_option: no programmatic launch on the CPU");
+  }
 
   expect(dk_malloc(ctx, sizeof q, &dq) == DK_STATUS_SUCCESS, "dk_malloc q");
   expect(dk_malloc(ctx, sizeof k, &dk) == DK_STATUS_SUCCESS, "dk_malloc k");

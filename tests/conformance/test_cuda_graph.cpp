@@ -1,29 +1,10 @@
 // CUDA only: decode and prefill captured once in a CUDA graph, then replayed. A replay must
 // compute what an eager call computes (checked against the golden, like every case): the call
 // may not synchronise with the host or bake host-side values into the graph.
-#include <cuda_runtime.h>
-
-#include "harness.hpp"
+#include "cuda_capture.hpp"
 
 namespace dkc {
 namespace {
-
-// Captures `launch(stream)` into an executable graph; REQUIREs the call itself to succeed.
-template <class Launch>
-cudaGraphExec_t capture(void* stream, Launch&& launch) {
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-  const dk_status status = launch(stream);
-  cudaGraph_t graph = nullptr;
-  const cudaError_t end = cudaStreamEndCapture(s, &graph);
-  INFO("captured call -> " << dk_status_string(status) << ": " << dk_last_error());
-  REQUIRE(status == DK_STATUS_SUCCESS);
-  REQUIRE(end == cudaSuccess);
-  cudaGraphExec_t exec = nullptr;
-  REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
-  cudaGraphDestroy(graph);
-  return exec;
-}
 
 // Replays `exec` twice, each time from the original inputs (re-uploaded, outputs poisoned
 // again), and checks both replays.

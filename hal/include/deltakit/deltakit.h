@@ -160,6 +160,31 @@ DK_API dk_status dk_context_destroy(dk_context* context);
 DK_API dk_status dk_context_device_info(const dk_context* context,
                                         dk_device_info* out_info);
 
+/* Context options: how later calls on the context launch their work. */
+typedef enum dk_context_option {
+  /* 0 (default) or 1: programmatic dependent launch of decode kernels (CUDA,
+   * devices of sm_90 and newer). A decode kernel launched this way may start
+   * while the kernel before it on the stream is still finishing. Each of its
+   * blocks waits for that kernel to complete, with all of its writes visible,
+   * before it reads or writes any operand. Before the wait it only prefetches
+   * the state into L2. It reads the state indices for that, and a stale index
+   * costs only a useless prefetch. Once its blocks are past the wait, the next
+   * kernel on the stream launched the same way may start. Results are bit for
+   * bit those of a normal launch. It works eagerly and under graph capture,
+   * where it becomes a programmatic edge. Prefill launches are unaffected.
+   * Setting 1 returns DK_STATUS_UNSUPPORTED on the CPU and HIP backends and
+   * on CUDA devices older than sm_90. */
+  DK_OPTION_PROGRAMMATIC_LAUNCH = 1
+} dk_context_option;
+
+/* Sets `option` (dk_context_option) for every later call on the context.
+ * DK_STATUS_INVALID_ARGUMENT for an unknown option or value. Set options before
+ * the context is shared between threads: a call already under way keeps the
+ * value it started with. */
+DK_API dk_status dk_context_set_option(dk_context* context, int32_t option, int64_t value);
+DK_API dk_status dk_context_get_option(const dk_context* context, int32_t option,
+                                       int64_t* out_value);
+
 /* ---------------------------------------------------- memory and streams */
 
 typedef enum dk_copy_kind {

@@ -32,6 +32,9 @@ struct backend_vtable {
   dk_status (*stream_destroy)(device_handle* device, void* stream);
   dk_status (*stream_sync)(device_handle* device, void* stream);
   dk_status (*device_sync)(device_handle* device);
+  // Whether the device can launch decode with programmatic dependent launch
+  // (SUCCESS), else UNSUPPORTED + set_error(). NULL: it cannot.
+  dk_status (*programmatic_launch_check)(device_handle* device);
 
   // Problems arrive validated (shapes, dtypes, strides). A query answers
   // SUCCESS + a static implementation name, or UNSUPPORTED + set_error().

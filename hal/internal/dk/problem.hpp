@@ -40,6 +40,9 @@ struct decode_problem {
   int64_t pool_slots;
   operand q, k, v, out, g, beta, a_log, dt_bias;
   operand pool, indices, out_indices, token_indices;
+  // How the call launches, not what it computes: programmatic dependent launch
+  // (DK_OPTION_PROGRAMMATIC_LAUNCH), taken from the context.
+  bool programmatic_launch;
 };
 
 // Logical dims: q, k [Ntok, HQ, K]; v, out [Ntok, HV, V]; g [Ntok, HV] or

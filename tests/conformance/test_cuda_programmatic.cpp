@@ -1,0 +1,128 @@
+// CUDA only: DK_OPTION_PROGRAMMATIC_LAUNCH. Decode steps chained on one stream, each reading
+// the state the step before it wrote in place, must give bit for bit what normal launches
+// give (SPEC §8 determinism), eagerly and captured in one graph. A kernel that touched an
+// operand before waiting for the previous one would read a state still being written.
+#include <cstring>
+
+#include "cuda_capture.hpp"
+
+namespace dkc {
+namespace {
+
+constexpr int kSteps = 6;
+
+// One shape per decode kernel family the option changes.
+struct chain_case {
+  const char* what;
+  int B, T;
+  dt io, state;
+};
+const chain_case kCases[] = {
+    {"small grid (t1_small)", 2, 1, dt::f32, dt::f32},
+    {"t1 grid, bf16 activations (t1_bf16io)", 40, 1, dt::bf16, dt::f32},
+    {"t1 grid, fp32 activations (t1)", 40, 1, dt::f32, dt::f32},
+    {"bf16 state, large grid (t1_pipe)", 80, 1, dt::bf16, dt::bf16},
+    {"T = 2 (general)", 6, 2, dt::f32, dt::f32},
+};
+
+decode_spec spec_of(const chain_case& c) {
+  decode_spec spec;
+  spec.B = c.B;
+  spec.T = c.T;
+  spec.heads = {4, 8, 128, 128};
+  spec.rule.form = DK_GATE_RAW;
+  spec.rule.beta = DK_BETA_LOGIT;
+  spec.types.io = c.io;
+  spec.types.state = c.state;
+  spec.padded = {1};
+  spec.seed = 7300 + std::uint64_t(c.B);
+  return spec;
+}
+
+dk_status set_programmatic(bool on) {
+  return dk_context_set_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, on ? 1 : 0);
+}
+
+// False (after a MESSAGE) when this device cannot launch programmatically; then it must say so.
+bool device_takes_option() {
+  const dk_status s = set_programmatic(true);
+  if (s == DK_STATUS_SUCCESS) return set_programmatic(false) == DK_STATUS_SUCCESS;
+  CHECK(s == DK_STATUS_UNSUPPORTED);
+  MESSAGE("programmatic launch unsupported here: " << dk_last_error());
+  return false;
+}
+
+// kSteps decode calls on `p`, in place, on `stream`: the first status that is not SUCCESS.
+dk_status run_chain(decode_problem& p, void* stream) {
+  const dk_decode_args a = p.args();
+  for (int step = 0; step < kSteps; ++step)
+    if (const dk_status s = dk_decode_run(ctx(), &p.config, &a, stream); s != DK_STATUS_SUCCESS)
+      return s;
+  return DK_STATUS_SUCCESS;
+}
+
+void require_same_bytes(decode_problem& normal, decode_problem& programmatic) {
+  const snapshot x = take_snapshot(normal.buffers()), y = take_snapshot(programmatic.buffers());
+  REQUIRE(x.size() == y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(x[i].size() == y[i].size());
+    CHECK(std::memcmp(x[i].data(), y[i].data(), x[i].size()) == 0);
+  }
+}
+
+// For every case: the normal chain on one problem, `programmatic_chain(problem, stream)` on a
+// twin (same seed), then both downloaded and compared byte for byte.
+template <class Chain>
+void compare_with_normal_chain(Chain&& programmatic_chain) {
+  void* stream = nullptr;
+  DK_REQUIRE_OK(dk_stream_create(ctx(), &stream));
+  for (const chain_case& c : kCases) {
+    const decode_spec spec = spec_of(c);
+    CAPTURE(c.what);
+    INFO(spec.describe());
+    decode_problem normal(ctx(), spec), programmatic(ctx(), spec);
+    const std::vector<unsigned char> initial_pool = normal.pool.buf->host;
+    normal.upload(stream);
+    programmatic.upload(stream);
+    DK_REQUIRE_OK(run_chain(normal, stream));
+    programmatic_chain(programmatic, stream);
+    normal.download(stream);
+    programmatic.download(stream);
+    // The chain did something: the pool moved away from its initial values.
+    CHECK(initial_pool != normal.pool.buf->host);
+    require_same_bytes(normal, programmatic);
+  }
+  DK_REQUIRE_OK(dk_stream_destroy(ctx(), stream));
+}
+
+TEST_CASE("cuda programmatic launch: chained decode steps match normal launches bit for bit") {
+  if (!device_takes_option()) return;
+  compare_with_normal_chain([](decode_problem& p, void* stream) {
+    DK_REQUIRE_OK(set_programmatic(true));
+    DK_REQUIRE_OK(run_chain(p, stream));
+    DK_REQUIRE_OK(set_programmatic(false));
+  });
+}
+
+TEST_CASE("cuda programmatic launch: chained decode steps captured in one graph") {
+  if (!device_takes_option()) return;
+  compare_with_normal_chain([](decode_problem& p, void* stream) {
+    DK_REQUIRE_OK(set_programmatic(true));
+    cudaGraphExec_t exec = capture(stream, [&](void* s) {
+      const dk_status status = run_chain(p, s);
+      set_programmatic(false);  // off again even when a call failed (capture() checks status)
+      return status;
+    });
+    int64_t left_on = -1;
+    DK_REQUIRE_OK(dk_context_get_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, &left_on));
+    REQUIRE(left_on == 0);
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    cudaGraphExecDestroy(exec);
+  });
+}
+
+}  // namespace
+}  // namespace dkc
