@@ -40,6 +40,7 @@ struct launch_params {
   int v_tile;   // values per block: warps along V * Geometry::v_per_warp (a power of two)
   int v_shift;  // log2(v_tile)
   int chunk;    // t1_pipe: tiles dealt to a warp at a time (0: one contiguous run)
+  int prefetch;  // programmatic launch: prefetch the block's state tile before the wait
 };
 
 // Compile-time geometry of one kernel instance (see tuning/decode_shape.hpp).
@@ -1124,7 +1125,8 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
     // prefetch before the previous kernel completes; the next may launch once
     // every block is past the wait.
     if (lp.p.programmatic_launch) {
-      if constexpr (!G::pipe && G::table::programmatic_prefetch) prefetch_block_tile<G>(lp);
+      if constexpr (!G::pipe)
+        if (lp.prefetch) prefetch_block_tile<G>(lp);
       grid_dependency_wait();
       allow_dependent_launch();
     }
@@ -1186,6 +1188,7 @@ launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
   ls.lp.chunk = table::t1_pipe_chunk > 0 && tiles >= walkers * table::t1_pipe_chunk_min_tiles_per_warp
                     ? table::t1_pipe_chunk
                     : 0;
+  ls.lp.prefetch = 0;  // persistent walkers: a prefetch would run far ahead of its use
   return ls;
 }
 
@@ -1202,6 +1205,9 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
   ls.threads = kWarpSize * G::warps_k * wv;
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
+  const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
+  ls.lp.prefetch = p.programmatic_launch &&
+                   state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   const bool per_key = p.r.gate == gate_kind::per_key;
   ls.smem = G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                   : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,

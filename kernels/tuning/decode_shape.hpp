@@ -64,8 +64,9 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      should exceed the real one: caps registers per thread
 //                      (CUDA: 64K / launch_bound) so more blocks stay resident.
 //   shape(c, k_last, state_bytes)              the general kernels' shapes;
-//   t1_{klast,vlast}_{f32,b16}_{lanes,rows,bound}, t1_max_warps_v,
-//   t1_small_max_warps_v  the T = 1 kernels' shapes and register caps, turned
+//   t1_{klast,vlast}_{f32,b16}_{lanes,rows,bound}, t1_max_warps_v (K-last),
+//   t1_vlast_max_warps_v, t1_small_max_warps_v  the T = 1 kernels' shapes and
+//                      register caps, turned
 //                      into shapes by t1_shape_of / t1_launch_bound_of below
 //                      (k128, k64; K-last warps_k 1; for 16-bit state
 //                      vec_chunks * 8 elements per row are held packed);
@@ -88,9 +89,10 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //   t1_bf16io          whether K-last T = 1 launches of the t1 grid size with bf16
 //                      q/k/v/output take the t1_bf16io body (where the tile fits), with
 //                      register caps t1_bf16io_{f32,b16}_bound.
-//   programmatic_prefetch  CUDA sm_90+, programmatic launch: whether blocks of the
-//                      one-tile-per-block kernels prefetch their state tile into
-//                      L2 before waiting for the previous kernel.
+//   programmatic_prefetch_max_bytes_per_sm  CUDA sm_90+, programmatic launch:
+//                      blocks of the one-tile-per-block kernels prefetch their
+//                      state tile into L2 before waiting for the previous kernel
+//                      when the call reads at most this many state bytes per SM.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -154,7 +156,9 @@ constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes,
                               : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
                        k_last ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
                               : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
-                       small ? Table::t1_small_max_warps_v : Table::t1_max_warps_v);
+                       small    ? Table::t1_small_max_warps_v
+                       : k_last ? Table::t1_max_warps_v
+                                : Table::t1_vlast_max_warps_v);
 }
 
 }  // namespace dk::tuning
