@@ -276,10 +276,12 @@ DK_API dk_status dk_decode_run(dk_context* context, const dk_config* config,
   dk_status s = dk::validate_decode(context->device.info.device, config, args, true, &p);
   if (s != DK_STATUS_SUCCESS) return s;
   p.programmatic_launch = context->programmatic_launch.load(std::memory_order_relaxed);
-  const char* name = nullptr;
-  s = context->backend->decode_query(&context->device, p, &name);
-  if (s != DK_STATUS_SUCCESS) return s;
-  if (p.batch == 0) return DK_STATUS_SUCCESS;  // nothing to do
+  if (p.batch == 0) {  // nothing to run, but an unsupported problem is still reported
+    const char* name = nullptr;
+    s = context->backend->decode_query(&context->device, p, &name);
+    return s == DK_STATUS_SUCCESS ? ok() : s;
+  }
+  // The backend's run makes the same checks as its query (one kernel choice per call).
   s = context->backend->decode_run(&context->device, p, stream);
   return s == DK_STATUS_SUCCESS ? ok() : s;
 }
