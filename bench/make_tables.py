@@ -130,15 +130,15 @@ def measured_cell(rec):
         return status
     t = rec["time_us"]["median"]
     if rec["op"] == "decode":
-        cell = f"{fmt_time(t)} · {fmt_num(rec['gbps'])} GB/s ({fmt_num(rec['pct_copy_bw'], 2)}%)"
+        cell = f"{fmt_time(t)} · {fmt_num(rec['gbps'])} GB/s ({fmt_num(rec['pct_copy_bw'], 3)}%)"
         stream = rec.get("stream_time_us")  # absent from older files
         if stream:
             cell += (f"<br>in graph: {fmt_time(stream['median'])} "
-                     f"({fmt_num(rec.get('stream_pct_copy_bw'), 2)}%)")
+                     f"({fmt_num(rec.get('stream_pct_copy_bw'), 3)}%)")
         pdl = rec.get("stream_pdl_time_us")  # absent from older files
         if pdl:
             cell += (f"<br>in graph, PDL: {fmt_time(pdl['median'])} "
-                     f"({fmt_num(rec.get('stream_pdl_pct_copy_bw'), 2)}%)")
+                     f"({fmt_num(rec.get('stream_pdl_pct_copy_bw'), 3)}%)")
     else:
         cell = (f"{fmt_time(t)} · {fmt_rate(rec['tokens_per_s'], 'tok/s')} · "
                 f"{fmt_num(rec['tflops'])} TFLOP/s")
@@ -238,10 +238,10 @@ def detail_table(t):
             fmt_time(g["median"]) if g else "-",
             (f"{fmt_time(st['median'])} ({rec.get('stream_calls_per_graph')})" if st else "-")
             + (" ‡" if gpu and rec.get("stream_note") else ""),
-            fmt_num(rec.get("stream_pct_copy_bw"), 2) + "%" if st else "-",
+            fmt_num(rec.get("stream_pct_copy_bw"), 3) + "%" if st else "-",
             fmt_time(pdl["median"]) if pdl else "-",
-            fmt_num(rec.get("stream_pdl_pct_copy_bw"), 2) + "%" if pdl else "-",
-            fmt_num(rec["gbps"]), fmt_num(rec["pct_copy_bw"], 2) + "%",
+            fmt_num(rec.get("stream_pdl_pct_copy_bw"), 3) + "%" if pdl else "-",
+            fmt_num(rec["gbps"]), fmt_num(rec["pct_copy_bw"], 3) + "%",
             fmt_rate(rec["tokens_per_s"]),
             fmt_num(rec["tflops"]) if rec["op"] == "prefill" else "-"))
     # Why a GPU decode has no in-graph time, or a caveat about the one it has.
