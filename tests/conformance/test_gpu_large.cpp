@@ -67,6 +67,16 @@ TEST_CASE("gpu: qwen3next decode batch of 64, fp32 state") {
   check_decode(s);
 }
 
+// V-last fp32 state, bf16 activations, on the full-size T = 1 grid (the H200's
+// t1 body with compile-time bf16 activations), with padding and separate output slots.
+TEST_CASE("gpu: qwen3next decode batch of 48, V-last fp32 state") {
+  decode_spec s = qwen3next_step(48, 6275);
+  s.rule.layout = DK_STATE_V_LAST;
+  s.padded = {0, 47};
+  s.out_slots = true;
+  check_decode(s);
+}
+
 // Large enough for the streaming kernels on big GPUs (t1_pipe: >= 8 heads per SM for
 // V-last 16-bit state on the H200), with padding and separate output slots.
 TEST_CASE("gpu: qwen3next decode batch of 256, V-last bf16 state") {
