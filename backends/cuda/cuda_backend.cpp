@@ -7,6 +7,7 @@
 #include <new>
 
 #include "cuda_archs.hpp"
+#include "dk/device_scope.hpp"
 #include "dk/hal.hpp"
 #include "launch.hpp"
 
@@ -43,27 +44,7 @@ dk_status fail(cudaError_t e, const char* what) {
 
 // Makes `id` the calling thread's current device for one call, then restores
 // whatever the engine had current.
-class device_scope {
- public:
-  explicit device_scope(int id) {
-    e_ = cudaGetDevice(&previous_);
-    if (e_ == cudaSuccess && previous_ != id) {
-      e_ = cudaSetDevice(id);
-      restore_ = e_ == cudaSuccess;
-    }
-  }
-  ~device_scope() {
-    if (restore_) cudaSetDevice(previous_);
-  }
-  device_scope(const device_scope&) = delete;
-  device_scope& operator=(const device_scope&) = delete;
-  cudaError_t error() const { return e_; }
-
- private:
-  int previous_ = -1;
-  bool restore_ = false;
-  cudaError_t e_ = cudaSuccess;
-};
+using device_scope = dk::device_scope<cudaError_t, cudaSuccess, cudaGetDevice, cudaSetDevice>;
 
 #define DK_CUDA_SCOPE(device)                                       \
   device_scope scope_(state_of(device)->id);                        \

@@ -8,6 +8,7 @@
 
 #include <new>
 
+#include "dk/device_scope.hpp"
 #include "dk/hal.hpp"
 #include "launch.hpp"
 
@@ -52,11 +53,12 @@ dk_status fail(hipError_t e, const char* what) {
   } while (0)
 
 // HIP's current device is per host thread: every entry point that touches the
-// device selects it first, so contexts on several devices and threads coexist.
-dk_status select(device_handle* d) {
-  DK_HIP_TRY(hipSetDevice(state_of(d)->id), "hipSetDevice");
-  return DK_STATUS_SUCCESS;
-}
+// device makes it current for the call and then restores the engine's, so
+// contexts on several devices and threads coexist.
+using device_scope = dk::device_scope<hipError_t, hipSuccess, hipGetDevice, hipSetDevice>;
+#define DK_HIP_SCOPE(d)                            \
+  device_scope scope_(state_of(d)->id);            \
+  if (scope_.error() != hipSuccess) return fail(scope_.error(), "hipSetDevice")
 
 // "gfx906" from "gfx906:sramecc+:xnack-" (the target features do not matter
 // for code built without them).
@@ -166,7 +168,7 @@ void device_close(device_handle* device) {
 
 dk_status mem_alloc(device_handle* d, size_t bytes, void** out_ptr) {
   *out_ptr = nullptr;
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   void* p = nullptr;
   const hipError_t e = hipMalloc(&p, bytes == 0 ? 256 : bytes);  // 0 bytes: still a unique pointer
   if (e != hipSuccess) {
@@ -181,14 +183,14 @@ dk_status mem_alloc(device_handle* d, size_t bytes, void** out_ptr) {
 }
 
 dk_status mem_free(device_handle* d, void* ptr) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   DK_HIP_TRY(hipFree(ptr), "dk_free: hipFree");
   return DK_STATUS_SUCCESS;
 }
 
 dk_status mem_copy(device_handle* d, void* dst, const void* src, size_t bytes, dk_copy_kind kind,
                    void* stream) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   hipMemcpyKind k = hipMemcpyDeviceToDevice;
   switch (kind) {
     case DK_COPY_HOST_TO_DEVICE: k = hipMemcpyHostToDevice; break;
@@ -205,7 +207,7 @@ dk_status mem_copy(device_handle* d, void* dst, const void* src, size_t bytes, d
 }
 
 dk_status mem_set(device_handle* d, void* dst, int value, size_t bytes, void* stream) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   DK_HIP_TRY(hipMemsetAsync(dst, value, bytes, static_cast<hipStream_t>(stream)),
              "dk_memset: hipMemsetAsync");
   return DK_STATUS_SUCCESS;
@@ -213,7 +215,7 @@ dk_status mem_set(device_handle* d, void* dst, int value, size_t bytes, void* st
 
 dk_status stream_create(device_handle* d, void** out_stream) {
   *out_stream = nullptr;
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   hipStream_t s = nullptr;
   DK_HIP_TRY(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), "dk_stream_create");
   *out_stream = s;
@@ -221,19 +223,19 @@ dk_status stream_create(device_handle* d, void** out_stream) {
 }
 
 dk_status stream_destroy(device_handle* d, void* stream) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   DK_HIP_TRY(hipStreamDestroy(static_cast<hipStream_t>(stream)), "dk_stream_destroy");
   return DK_STATUS_SUCCESS;
 }
 
 dk_status stream_sync(device_handle* d, void* stream) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   DK_HIP_TRY(hipStreamSynchronize(static_cast<hipStream_t>(stream)), "dk_stream_synchronize");
   return DK_STATUS_SUCCESS;
 }
 
 dk_status device_sync(device_handle* d) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   DK_HIP_TRY(hipDeviceSynchronize(), "dk_context_synchronize");
   return DK_STATUS_SUCCESS;
 }
@@ -245,7 +247,7 @@ dk_status decode_query(device_handle* d, const decode_problem& p, const char** o
 }
 
 dk_status decode_run(device_handle* d, const decode_problem& p, void* stream) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   return gpu::decode_launch(state_of(d)->target, p, stream);
 }
 
@@ -259,11 +261,12 @@ dk_status prefill_workspace(device_handle* d, const prefill_problem& p, size_t* 
 
 dk_status prefill_run(device_handle* d, const prefill_problem& p, void* workspace,
                       size_t workspace_bytes, void* stream) {
-  if (dk_status s = select(d); s != DK_STATUS_SUCCESS) return s;
+  DK_HIP_SCOPE(d);
   return gpu::prefill_launch(state_of(d)->target, p, workspace, workspace_bytes, stream);
 }
 
 #undef DK_HIP_TRY
+#undef DK_HIP_SCOPE
 
 }  // namespace
 }  // namespace dk::hip
