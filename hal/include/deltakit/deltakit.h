@@ -166,9 +166,9 @@ typedef enum dk_context_option {
    * devices of sm_90 and newer). A decode kernel launched this way may start
    * while the kernel before it on the stream is still finishing. Each of its
    * blocks waits for that kernel to complete, with all of its writes visible,
-   * before it reads or writes any operand. Before the wait it only prefetches
-   * the state into L2. It reads the state indices for that, and a stale index
-   * costs only a useless prefetch. Once its blocks are past the wait, the next
+   * before it reads or writes any operand. Before the wait it at most
+   * prefetches the state into L2 (calls with little state). It reads the state
+   * indices for that, and a stale index costs only a useless prefetch. Once its blocks are past the wait, the next
    * kernel on the stream launched the same way may start. Results are bit for
    * bit those of a normal launch. It works eagerly and under graph capture,
    * where it becomes a programmatic edge. Prefill launches are unaffected.
