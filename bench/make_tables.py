@@ -441,6 +441,9 @@ def main():
            "is how engines run decode (one call per layer inside one graph, each layer's state "
            "cold), without the isolated timing's per-call event and flush overhead (a few µs). "
            "The percentage is of the copy bandwidth, as above.",
+           "- Decode *in graph, PDL* (CUDA, sm_90+): the same graph captured with "
+           "`DK_OPTION_PROGRAMMATIC_LAUNCH` on, so that each call's launch overlaps the end of "
+           "the one before (runs since 737afce).",
            "- Prefill **TFLOP/s** = 4·Ntok·HV·K·V / time, the convention peers publish (not the "
            "FLOPs the chunked algorithm executes).",
            "- *compiled, not run here* columns: targets this build compiles for but that no "
