@@ -1,24 +1,29 @@
-// CUDA only: decode and prefill captured once in a CUDA graph, then replayed. A replay must
-// compute what an eager call computes (checked against the golden, like every case): the call
-// may not synchronise with the host or bake host-side values into the graph.
+// CUDA only: decode and prefill captured once in a CUDA graph, then replayed, the second time
+// on other inputs in the same buffers. A replay must compute what an eager call on its inputs
+// computes (checked against the golden, like every case): the call may not synchronise with
+// the host or bake host-side values into the graph.
 #include "cuda_capture.hpp"
 
 namespace dkc {
 namespace {
 
-// Replays `exec` twice, each time from the original inputs (re-uploaded, outputs poisoned
-// again), and checks both replays.
+// Replays `exec` twice: first on the captured problem's own inputs, then on those of
+// `other` (same spec, another seed: other values, slots and indices) written into the same
+// buffers, so that a replay of values baked in at capture fails. Outputs are poisoned again
+// before each replay; check(replay, buffers, before) checks one.
 template <class Problem, class Verify>
-void replay_twice(Problem& p, void* stream, cudaGraphExec_t exec, Verify&& check) {
+void replay_twice(Problem& p, Problem& other, void* stream, cudaGraphExec_t exec, Verify&& check) {
   const std::vector<buffer*> buffers = p.buffers();
-  const snapshot before = take_snapshot(buffers);
+  const snapshot inputs[2] = {take_snapshot(buffers), take_snapshot(other.buffers())};
+  REQUIRE(inputs[0].size() == inputs[1].size());
+  for (std::size_t i = 0; i < inputs[0].size(); ++i) REQUIRE(inputs[0][i].size() == inputs[1][i].size());
   for (int replay = 0; replay < 2; ++replay) {
     CAPTURE(replay);
-    restore_snapshot(buffers, before);
+    restore_snapshot(buffers, inputs[replay]);
     p.upload(stream);
     REQUIRE(cudaGraphLaunch(exec, static_cast<cudaStream_t>(stream)) == cudaSuccess);
     p.download(stream);  // synchronises the stream
-    check(buffers, before);
+    check(replay, buffers, inputs[replay]);
   }
 }
 
@@ -33,9 +38,11 @@ TEST_CASE("cuda graph: decode captured once and replayed") {
   spec.padded = {3};
   spec.seed = 7100;
   INFO(spec.describe());
-  decode_problem p(ctx(), spec);
+  decode_spec other_spec = spec;
+  other_spec.seed = 7101;
+  decode_problem p(ctx(), spec), other(ctx(), other_spec);
   const dk_decode_args a = p.args();
-  const expected e = golden_decode(p);
+  const expected e[2] = {golden_decode(p), golden_decode(other)};
   void* stream = nullptr;
   DK_REQUIRE_OK(dk_stream_create(ctx(), &stream));
   p.upload(stream);
@@ -43,10 +50,12 @@ TEST_CASE("cuda graph: decode captured once and replayed") {
   cudaGraphExec_t exec = capture(stream, [&](void* s) {
     return dk_decode_run(ctx(), &p.config, &a, s);
   });
-  replay_twice(p, stream, exec, [&](const std::vector<buffer*>& buffers, const snapshot& before) {
-    check_verdict(verify(e, p.act.out, &p.pool, nullptr, spec.rule, spec.heads, buffers, before),
-                  tolerance(spec.types), true);
-  });
+  replay_twice(p, other, stream, exec,
+               [&](int replay, const std::vector<buffer*>& buffers, const snapshot& before) {
+                 check_verdict(verify(e[replay], p.act.out, &p.pool, nullptr, spec.rule,
+                                      spec.heads, buffers, before),
+                               tolerance(spec.types), true);
+               });
   cudaGraphExecDestroy(exec);
   DK_REQUIRE_OK(dk_stream_destroy(ctx(), stream));
 }
@@ -62,9 +71,11 @@ TEST_CASE("cuda graph: varlen prefill captured once and replayed") {
   spec.final = final_dst::in_place;
   spec.seed = 7200;
   INFO(spec.describe());
-  prefill_problem p(ctx(), spec);
+  prefill_spec other_spec = spec;
+  other_spec.seed = 7201;
+  prefill_problem p(ctx(), spec), other(ctx(), other_spec);
   const dk_prefill_args a = p.args();
-  const expected e = golden_prefill(p);
+  const expected e[2] = {golden_prefill(p), golden_prefill(other)};
   std::size_t bytes = 0;
   DK_REQUIRE_OK(dk_prefill_workspace_size(ctx(), &p.config, &a, &bytes));
   void* workspace = nullptr;
@@ -76,10 +87,12 @@ TEST_CASE("cuda graph: varlen prefill captured once and replayed") {
   cudaGraphExec_t exec = capture(stream, [&](void* s) {
     return dk_prefill_run(ctx(), &p.config, &a, workspace, bytes, s);
   });
-  replay_twice(p, stream, exec, [&](const std::vector<buffer*>& buffers, const snapshot& before) {
-    check_verdict(verify(e, p.act.out, &p.pool, nullptr, spec.rule, spec.heads, buffers, before),
-                  tolerance(spec.types), true);
-  });
+  replay_twice(p, other, stream, exec,
+               [&](int replay, const std::vector<buffer*>& buffers, const snapshot& before) {
+                 check_verdict(verify(e[replay], p.act.out, &p.pool, nullptr, spec.rule,
+                                      spec.heads, buffers, before),
+                               tolerance(spec.types), true);
+               });
   cudaGraphExecDestroy(exec);
   DK_REQUIRE_OK(dk_stream_destroy(ctx(), stream));
   if (workspace) DK_REQUIRE_OK(dk_free(ctx(), workspace));
