@@ -192,6 +192,7 @@ void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
       return;
     }
   } catch (const std::exception& ex) {  // dk_failure, or host memory exhausted
+    dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0);  // never left on for later workloads
     r.stream_note = std::string("tensor copies: ") + ex.what();
     return;
   }

@@ -20,18 +20,13 @@ stats summarize(std::vector<double> v) {
   return s;
 }
 
-double result::gbps() const {
-  const stats s = summarize(us);
+double result::gbps_of(const std::vector<double>& samples_us) const {
+  const stats s = summarize(samples_us);
   return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
 }
-double result::stream_gbps() const {
-  const stats s = summarize(stream_us);
-  return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
-}
-double result::stream_pdl_gbps() const {
-  const stats s = summarize(stream_pdl_us);
-  return s.n ? double(w.bytes_moved()) / (s.median * 1e3) : 0.0;
-}
+double result::gbps() const { return gbps_of(us); }
+double result::stream_gbps() const { return gbps_of(stream_us); }
+double result::stream_pdl_gbps() const { return gbps_of(stream_pdl_us); }
 double result::tokens_per_s() const {
   const stats s = summarize(us);
   return s.n ? double(w.num_tokens()) / (s.median * 1e-6) : 0.0;

@@ -35,6 +35,8 @@ struct result {
   double host_us = -1;            // host time per eager call; < 0 when not measured
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
+  // Bytes moved / the median of `samples_us`, in GB/s; 0 without samples.
+  double gbps_of(const std::vector<double>& samples_us) const;
   // Derived from the median eager time and the copy bandwidth.
   double gbps() const;
   double stream_gbps() const;  // the same from the median stream time; 0 without one

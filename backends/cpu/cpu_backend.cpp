@@ -260,8 +260,8 @@ dk_status device_sync(device_handle*) { return DK_STATUS_SUCCESS; }
 // ------------------------------------------------------------ ops
 
 // Problems arrive validated (hal/src/validate.cpp: head counts, head dims 16..256 in
-// steps of 16, B, T, N) and every run follows its query (hal/src/api.cpp): the CPU
-// kernels take every validated shape, so the queries only name the kernel.
+// steps of 16, B, T, N): the CPU kernels take every validated shape, so the queries
+// only name the kernel and the runs refuse nothing the queries accept.
 
 // Per-thread fp32 scratch, 64-byte aligned; nullptr when out of memory.
 float* alloc_scratch(size_t floats_per_thread, int threads) {

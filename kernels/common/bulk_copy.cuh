@@ -1,7 +1,8 @@
 // Bulk global -> shared copies by the copy engine (TMA, cp.async.bulk; NVIDIA
 // sm_90+) completing on shared-memory mbarriers: a kernel keeps many tiles in
 // flight without registers or per-thread copy tracking. Where DK_HAS_TMA is 0
-// (sm_80, gfx906, the host pass) these compile to a trap, so portable kernel
+// (sm_80, gfx906, the host pass) these compile to a trap (the barrier-init
+// fence to nothing), so portable kernel
 // templates still build; the tuning tables select such kernels only where the
 // device pass has TMA.
 #pragma once

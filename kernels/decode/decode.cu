@@ -99,14 +99,15 @@ constexpr entry entry_of() {
   return {&launch_one<F, C, S, L, M>, variant};
 }
 
-// The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small
-// is the t1 instance itself when the table gives both one shape, and the
-// bf16-I/O mode falls back to t1 where the family, layout or tile does not take it.
+// Whether the family's bf16-I/O body takes this instance's tile (K-last only).
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr bool takes_bf16io() {
   if constexpr (!tuning::decode_tuning<F>::t1_bf16io || L != state_layout::k_last) return false;
   else return bf16io_fits<geometry<F, C, S, L, M>>();
 }
+// The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small
+// is the t1 instance itself when the table gives both one shape, and the
+// bf16-I/O mode falls back to t1 where the family, layout or tile does not take it.
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {

@@ -1,8 +1,10 @@
-// The decode kernels (SPEC §2). Four bodies (tuning/decode_shape.hpp, decode_mode):
-// decode_body (everything; described here) and decode_t1_body (T = 1, gate
-// none/scalar, K = 64/128: no staging, 16-bit state packed in registers), one
-// block per (sequence, value head, V tile); and the t1_pipe bodies (decode_pipe.cuh),
-// a persistent grid streaming tiles through shared memory.
+// The decode kernels (SPEC §2). Five bodies (tuning/decode_shape.hpp, decode_mode):
+// decode_body (everything; described here), decode_t1_body (T = 1, gate
+// none/scalar, K = 64/128: no staging, 16-bit state packed in registers) and
+// decode_t1_bf16io_body (its K-last variant for bf16 activations,
+// decode_t1_bf16io.cuh), one block per (sequence, value head, V tile); and the
+// two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
+// streaming tiles through shared memory.
 // The block reads its tile of the state once into registers, runs the T <= 16
 // tokens on it, and writes it back once (or after every token, for per-token
 // slots). q, k, v, beta and the gates (as decays) of all T tokens are staged
@@ -37,9 +39,9 @@ using tuning::decode_shape;
 struct launch_params {
   decode_problem p;
   int v_tiles;  // V tiles per (sequence, head)
-  int v_tile;   // values per block: warps along V * Geometry::v_per_warp (a power of two)
-  int v_shift;  // log2(v_tile)
-  int chunk;    // t1_pipe: tiles dealt to a warp at a time (0: one contiguous run)
+  int v_tile;   // values per block (t1_pipe: per tile): warps along V * v_per_warp (a power of two)
+  int v_shift;  // log2(v_tile) (not used by t1_pipe)
+  int chunk;    // t1_pipe: tiles dealt to a walker at a time (0: one contiguous run)
   int prefetch;  // programmatic launch: prefetch the block's state tile before the wait
 };
 
@@ -787,7 +789,8 @@ DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
   }
 }
 
-// The (sequence, value head, V tile) of a T = 1 block (blocks run tiles fastest, then heads).
+// The (sequence, value head, V tile) of a block of the one-tile-per-block grids
+// (blocks run tiles fastest, then heads).
 struct block_place {
   int64_t b;
   int h, tile;
@@ -1075,7 +1078,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 }
 
 }  // namespace dk::gpu::decode_detail
-#include "decode_pipe.cuh"        // the t1_pipe body, on top of the helpers above
+#include "decode_pipe.cuh"        // the t1_pipe bodies, on top of the helpers above
 #include "decode_t1_bf16io.cuh"  // the t1_bf16io body, likewise
 namespace dk::gpu::decode_detail {
 

@@ -166,6 +166,7 @@ DK_DEVICE void decode_t1_pipe_body(const launch_params& lp) {
   constexpr int STAGES = G::pipe_stages;
   constexpr int TILE_BYTES = G::pipe_tile_bytes;  // ROWS x K elements, row-major as in the pool
   static_assert(TILE_BYTES == ROWS * K * ES, "t1_pipe: a tile is ROWS whole rows");
+  static_assert(ROWS <= kWarpSize, "t1_pipe: a strided pool's rows are copied one per lane");
   static_assert(STAGES >= 2, "t1_pipe: at least two stages");
 
   const decode_problem& p = lp.p;

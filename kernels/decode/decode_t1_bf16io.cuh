@@ -34,6 +34,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   static_assert(bf16io_fits<G>(), "t1_bf16io: 2 * rows must fit in lanes_k");
   static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
   static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
+  static_assert(!G::stream_state, "t1_bf16io: plain state loads/stores (no table sets t1_stream_state)");
 
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x) % kWarpSize, warp = int(threadIdx.x) / kWarpSize;
@@ -158,7 +159,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     rq *= rsqrtf(qq + 1e-6f);
   }
   // 5. The row's u and output (= S_new^T q_hat), once per row; rk u to every lane of the row.
-  const float u = beta * (bits_to_float(v_bits << 16) - d * rk * x);
+  const float u = beta * (bf16_bits_to_float(uint16_t(v_bits)) - d * rk * x);
   if (writes_row && my_value < V) out[my_value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));
   const float uk_mine = u * rk;
   float uk[NR];

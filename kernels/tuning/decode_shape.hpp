@@ -76,7 +76,8 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
 //   t1_pipe_{f32,b16}_min_heads_per_sm         where t1_pipe takes over for K-last
 //                      fp32 / 16-bit state (0: never; only sm_90+, which has bulk
-//                      copies), with t1_pipe_stages tiles per warp in flight,
+//                      copies), with a ring of t1_pipe_stages tiles per warp
+//                      (stages - 1 in flight besides the one being computed),
 //                      t1_pipe_warps warps per block, t1_pipe_blocks_per_sm
 //                      resident blocks (the persistent grid), and tiles dealt to
 //                      warps in chunks of t1_pipe_chunk (0: one contiguous run

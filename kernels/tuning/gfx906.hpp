@@ -2,7 +2,8 @@
 // lane, ~1 TB/s HBM2). A wave has 64 lanes, so with the same lanes_k a wave
 // covers twice the V rows of a CUDA warp; blocks stay at 2 waves along V.
 // The general kernels keep K-last lanes_k at 8 or below; the T = 1 kernels use 16
-// (their sums over lanes are DPP row reductions in dk::group_sum, not ds_bpermute).
+// for fp32 state and 8 for 16-bit state (their sums over lanes are DPP row
+// reductions in dk::group_sum, not ds_bpermute).
 #pragma once
 #include "decode_shape.hpp"
 

@@ -68,7 +68,7 @@ TEST_CASE("gpu: qwen3next decode batch of 64, fp32 state") {
 }
 
 // V-last fp32 state, bf16 activations, on the full-size T = 1 grid (the H200's
-// t1 body with compile-time bf16 activations), with padding and separate output slots.
+// V-last t1 kernel), with padding and separate output slots.
 TEST_CASE("gpu: qwen3next decode batch of 48, V-last fp32 state") {
   decode_spec s = qwen3next_step(48, 6275);
   s.rule.layout = DK_STATE_V_LAST;

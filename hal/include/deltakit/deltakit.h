@@ -168,8 +168,9 @@ typedef enum dk_context_option {
    * blocks waits for that kernel to complete, with all of its writes visible,
    * before it reads or writes any operand. Before the wait it at most
    * prefetches the state into L2 (calls with little state). It reads the state
-   * indices for that, and a stale index costs only a useless prefetch. Once its blocks are past the wait, the next
-   * kernel on the stream launched the same way may start. Results are bit for
+   * indices for that, and a stale index costs only a useless prefetch. Once
+   * its blocks are past the wait, the next kernel on the stream launched the
+   * same way may start. Results are bit for
    * bit those of a normal launch. It works eagerly and under graph capture,
    * where it becomes a programmatic edge. Prefill launches are unaffected.
    * Setting 1 returns DK_STATUS_UNSUPPORTED on the CPU and HIP backends and
