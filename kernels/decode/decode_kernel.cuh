@@ -1114,6 +1114,40 @@ DK_DEVICE void prefetch_block_tile(const launch_params& lp) {
     prefetch_l2(base + int64_t(r) * pool.stride[2] * G::esize + at_byte);
   }
 }
+
+// Programmatic launch, before the wait (with the tile, same calls): the lines
+// of the block's slot index and of its first token's q and k (each half of
+// the key vector), v, beta and gate go into L2, one lane each, so that the
+// body's first trips after the wait hit L2. B=1 in graph 3.52 -> 3.24 us.
+template <class G>
+DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
+  const decode_problem& p = lp.p;
+  const int lane = int(threadIdx.x);
+  if (lane >= 8) return;
+  const block_place at(lp);
+  auto element = [](const operand& o, int64_t i) {
+    return static_cast<const char*>(o.data) + i * (o.type == dtype::f32 ? 4 : 2);
+  };
+  const int qk_head = at.h / (p.hv / p.hq);
+  const int half = lane & 1 ? 0 : p.dk / 2;  // lanes 1, 3: first half; 2, 4: second
+  const char* line = nullptr;
+  switch (lane) {
+    case 0:
+      if (p.indices.data)
+        line = static_cast<const char*>(p.indices.data) +
+               at.b * p.indices.stride[0] * (p.indices.type == dtype::i64 ? 8 : 4);
+      break;
+    case 1:
+    case 2: line = element(p.q, at.b * p.q.stride[0] + qk_head * p.q.stride[2] + half); break;
+    case 3:
+    case 4: line = element(p.k, at.b * p.k.stride[0] + qk_head * p.k.stride[2] + half); break;
+    case 5: line = element(p.v, at.b * p.v.stride[0] + at.h * p.v.stride[2] + at.tile * lp.v_tile); break;
+    case 6: line = element(p.beta, at.b * p.beta.stride[0] + at.h * p.beta.stride[2]); break;
+    default:
+      if (p.g.data) line = element(p.g, at.b * p.g.stride[0] + at.h * p.g.stride[2]);
+  }
+  if (line) prefetch_l2(line);
+}
 #endif
 
 // One instance per (family, class, state dtype, layout, mode). Its body is
@@ -1128,8 +1162,12 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
     // prefetch before the previous kernel completes; the next may launch once
     // every block is past the wait.
     if (lp.p.programmatic_launch) {
-      if constexpr (!G::pipe)
-        if (lp.prefetch) prefetch_block_tile<G>(lp);
+      if constexpr (!G::pipe) {
+        if (lp.prefetch) {  // small calls only: see programmatic_prefetch_max_bytes_per_sm
+          prefetch_block_operands<G>(lp);
+          prefetch_block_tile<G>(lp);
+        }
+      }
       grid_dependency_wait();
       allow_dependent_launch();
     }

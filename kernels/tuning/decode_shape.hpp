@@ -92,7 +92,7 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      register caps t1_bf16io_{f32,b16}_bound.
 //   programmatic_prefetch_max_bytes_per_sm  CUDA sm_90+, programmatic launch:
 //                      blocks of the one-tile-per-block kernels prefetch their
-//                      state tile into L2 before waiting for the previous kernel
+//                      state tile and operand lines into L2 before waiting for the previous kernel
 //                      when the call reads at most this many state bytes per SM.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile

@@ -64,7 +64,10 @@ struct decode_tuning<90> {
   // - Streaming cache hints (ld/st.global.cs) on the state: 1-3 % slower.
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
   static constexpr int t1_min_blocks_per_sm = 8;
-  static constexpr int t1_small_heads_per_sm = 2;
+  // Below 1 head per SM (B=1, contest): t1_small. From 1 (fp32 B=8, 256 heads:
+  // one-tile warps, 1.1 waves) the t1 grid: session 5, dk_bench, B=8 15.65 ->
+  // 15.31 us isolated, 12.75 -> 12.56 in graph (2 heads per SM before).
+  static constexpr int t1_small_heads_per_sm = 1;
   // Small grids: blocks of up to t1_small_max_warps_v warps, at least
   // t1_small_min_blocks_per_sm per SM (fewer, larger blocks than 1-warp ones:
   // each block costs the launch about a nanosecond, exposed when there is little data).
@@ -87,12 +90,15 @@ struct decode_tuning<90> {
   // V-last: warps per block (warps_k = 4 of them split K: one warp along V).
   static constexpr int t1_vlast_max_warps_v = 4;
   // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the
-  // one-tile-per-block kernels prefetch their state tile into L2 before the
-  // grid dependency wait when the call reads at most this many state bytes per
-  // SM. dk_bench in graph, session 4: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
+  // one-tile-per-block kernels prefetch their state tile and the lines of their
+  // operands into L2 before the grid dependency wait when the call reads at
+  // most this many state bytes per SM. dk_bench in graph, session 4: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
   // 2.71, bf16 B=8 (8 MiB) 8.50 -> 8.35; but fp32 B=8 (16 MiB) 12.31 -> 12.65,
   // B=32 37.6 -> 39.4, T=4 B=32 65.3 -> 74.6: the early blocks' prefetches
   // compete with the running kernel's own loads and leave L2 before use.
+  // Session 5: even the operand lines alone (8 per block) cost fp32 B=8 on the
+  // t1 grid 12.3 -> 15.7 us, B=32 +4 us, B=512 +22 us; triggering dependents
+  // only once a block's state has arrived did not change that.
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 64 * 1024;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared

@@ -599,7 +599,7 @@ std::vector<case_desc> check_cases(bool small) {
     c.scale = 0.3f;
     add(c);
   }
-  // t1_bf16io (K-last, bf16 q/k/v/out, from 264 heads on 132 SMs; below, t1_small
+  // t1_bf16io (K-last, bf16 q/k/v/out, from 132 heads on 132 SMs; below, t1_small
   // with bf16 I/O): fp32 and fp16 state, K = 64/128, partial tiles.
   {
     case_desc c{"t1 bf16io klast f32 raw B=40 GVA4 strided pad", 40, 1, 2, 8, 128, 128};
