@@ -13,6 +13,7 @@ struct target {
   int arch;           // CUDA: 10*major+minor (80, 90, 100, 120); AMD: gfx number (906)
   int compute_units;  // SMs / CUs
   int max_smem_per_block;
+  int device = 0;     // the runtime's device id (keys per-device caches)
 };
 
 // Each answers SUCCESS, or a status after calling dk::set_error().

@@ -105,6 +105,7 @@ dk_status device_open(int32_t device_id, device_handle* out) {
   st->target.arch = code->number;
   st->target.compute_units = prop.multiProcessorCount;
   st->target.max_smem_per_block = static_cast<int>(prop.sharedMemPerBlockOptin);
+  st->target.device = device_id;
   out->state = st;
   return DK_STATUS_SUCCESS;
 }

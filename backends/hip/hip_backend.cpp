@@ -139,6 +139,7 @@ dk_status device_open(int32_t device_id, device_handle* out) {
   st->target.arch = gfx;
   st->target.compute_units = prop.multiProcessorCount;
   st->target.max_smem_per_block = static_cast<int>(prop.sharedMemPerBlock);
+  st->target.device = device_id;
   out->state = st;
 
   dk_device_info& info = out->info;

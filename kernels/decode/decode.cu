@@ -1,4 +1,6 @@
 // Host entry points of the decode kernel: checks, kernel choice, launch.
+#include <atomic>
+
 #include "decode_kernel.cuh"
 #include "dk/hal.hpp"
 #include "launch.hpp"
@@ -10,6 +12,7 @@ namespace {
 constexpr int kMaxHeadDim = 256;
 constexpr int kMaxTokens = 16;
 constexpr int kDefaultSmemLimit = 48 * 1024;
+constexpr int kCachedDevices = 16;  // devices whose raised shared-memory limits are remembered
 
 // Launches one instance, or (smem_needed != nullptr) only reports the dynamic
 // shared memory its blocks would take.
@@ -71,11 +74,20 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
     return set_error(DK_STATUS_UNSUPPORTED, "decode: %lld blocks exceed the grid limit",
                      static_cast<long long>(ls.blocks));
   auto* kernel = &decode_kernel<Family, C, S, L, M>;
-  if (ls.smem > size_t(kDefaultSmemLimit)) {
+  // The shared-memory limit this instance was raised to, per device: the
+  // attribute call costs host time on every eager launch otherwise.
+  static std::atomic<int> raised[kCachedDevices] = {};
+  const bool cached = t.device >= 0 && t.device < kCachedDevices;
+  if (ls.smem > size_t(kDefaultSmemLimit) && (!cached || raised[t.device].load() < int(ls.smem))) {
     const gpu_error_t e = gpu_set_max_dynamic_smem(kernel, int(ls.smem));
     if (e != gpu_success)
       return set_error(DK_STATUS_DEVICE_ERROR, "decode: raising shared memory to %zu bytes failed: %s",
                        ls.smem, gpu_error_string(e));
+    if (cached) {
+      int seen = raised[t.device].load();
+      while (seen < int(ls.smem) && !raised[t.device].compare_exchange_weak(seen, int(ls.smem))) {
+      }
+    }
   }
   const gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
                                    p.programmatic_launch, ls.lp);

@@ -1247,7 +1247,9 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.threads = kWarpSize * G::warps_k * wv;
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
-  ls.lp.prefetch = p.programmatic_launch &&
+  // Small calls only, and not on the t1 / t1_bf16io grids (one-tile warps at
+  // one wave or more: prefetching there was slower in every run, NOTES.md v6).
+  ls.lp.prefetch = p.programmatic_launch && (G::small || !G::t1) &&
                    state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   const bool per_key = p.r.gate == gate_kind::per_key;
   ls.smem = G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)

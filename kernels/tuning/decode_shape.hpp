@@ -91,7 +91,7 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      q/k/v/output take the t1_bf16io body (where the tile fits), with
 //                      register caps t1_bf16io_{f32,b16}_bound.
 //   programmatic_prefetch_max_bytes_per_sm  CUDA sm_90+, programmatic launch:
-//                      blocks of the one-tile-per-block kernels prefetch their
+//                      blocks of the t1_small and general kernels prefetch their
 //                      state tile and operand lines into L2 before waiting for the previous kernel
 //                      when the call reads at most this many state bytes per SM.
 template <int Family>

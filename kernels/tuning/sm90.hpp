@@ -89,10 +89,10 @@ struct decode_tuning<90> {
   static constexpr int t1_max_warps_v = 1;
   // V-last: warps per block (warps_k = 4 of them split K: one warp along V).
   static constexpr int t1_vlast_max_warps_v = 4;
-  // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the
-  // one-tile-per-block kernels prefetch their state tile and the lines of their
+  // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the t1_small
+  // and general kernels prefetch their state tile and the lines of their
   // operands into L2 before the grid dependency wait when the call reads at
-  // most this many state bytes per SM. dk_bench in graph, session 4: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
+  // most this many state bytes per SM (never on the t1 / t1_bf16io grids). dk_bench in graph, session 4: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
   // 2.71, bf16 B=8 (8 MiB) 8.50 -> 8.35; but fp32 B=8 (16 MiB) 12.31 -> 12.65,
   // B=32 37.6 -> 39.4, T=4 B=32 65.3 -> 74.6: the early blocks' prefetches
   // compete with the running kernel's own loads and leave L2 before use.
