@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "common/bulk_copy.cuh"
+#include "common/fast_div.hpp"
 #include "common/vendor.cuh"
 #include "dk/problem.hpp"
 #include "tuning/tuning.hpp"
@@ -43,6 +44,8 @@ struct launch_params {
   int v_shift;  // log2(v_tile) (not used by t1_pipe)
   int chunk;    // t1_pipe: tiles dealt to a walker at a time (0: one contiguous run)
   int prefetch;  // programmatic launch: prefetch the block's state tile before the wait
+  // block_place's divisors (V tiles, HV, value heads per q/k head), set by set_divisors.
+  fast_div by_v_tiles, by_hv, by_group;
 };
 
 // Compile-time geometry of one kernel instance (see tuning/decode_shape.hpp).
@@ -57,7 +60,7 @@ struct geometry {
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   static constexpr decode_shape shape =
-      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small) : table::shape(C, k_last, esize);
+      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
   static constexpr int lanes_v = kWarpSize / lanes_k;
@@ -791,15 +794,18 @@ DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
 
 // The (sequence, value head, V tile) of a block of the one-tile-per-block grids
 // (blocks run tiles fastest, then heads).
+// The divisions by multiply-shift: they precede the slot load, the first link of
+// every block's critical path.
 struct block_place {
   int64_t b;
-  int h, tile;
+  int h, tile, qk_head;
   DK_DEVICE explicit block_place(const launch_params& lp) {
-    const uint32_t bh = uint32_t(blockIdx.x) / uint32_t(lp.v_tiles);
+    const uint32_t bh = lp.by_v_tiles(blockIdx.x);
     tile = int(uint32_t(blockIdx.x) - bh * uint32_t(lp.v_tiles));
-    const uint32_t bu = bh / uint32_t(lp.p.hv);
+    const uint32_t bu = lp.by_hv(bh);
     h = int(bh - bu * uint32_t(lp.p.hv));
     b = int64_t(bu);
+    qk_head = int(lp.by_group(uint32_t(h)));
   }
 };
 
@@ -843,7 +849,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // 2. Everything else this thread needs, issued before the slot is used.
   auto key0 = [&](int r) { return KL ? (r * LK + kl) * VEC : (kwp * LK + kl) * NR; };  // first key of run r
-  const int qk_head = h / (p.hv / p.hq);
+  const int qk_head = at.qk_head;
   uint32_t qw[KRUNS][KRUN], kw[KRUNS][KRUN];
   {
     const int64_t qb = b * p.q.stride[0] + qk_head * p.q.stride[2];
@@ -1128,7 +1134,7 @@ DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
   auto element = [](const operand& o, int64_t i) {
     return static_cast<const char*>(o.data) + i * (o.type == dtype::f32 ? 4 : 2);
   };
-  const int qk_head = at.h / (p.hv / p.hq);
+  const int qk_head = at.qk_head;
   const int half = lane & 1 ? 0 : p.dk / 2;  // lanes 1, 3: first half; 2, 4: second
   const char* line = nullptr;
   switch (lane) {
@@ -1200,6 +1206,13 @@ int warps_along_v(int compute_units, const decode_problem& p) {
   return w;
 }
 
+// block_place's divisors, once v_tiles is known.
+inline void set_divisors(launch_params& lp) {
+  lp.by_v_tiles = fast_div(uint32_t(lp.v_tiles));
+  lp.by_hv = fast_div(uint32_t(lp.p.hv));
+  lp.by_group = fast_div(uint32_t(lp.p.hv / lp.p.hq));
+}
+
 // Everything one launch of instance G needs.
 struct launch_shape {
   launch_params lp;
@@ -1219,6 +1232,7 @@ launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
   ls.lp.v_shift = 0;
   while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
   ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
+  set_divisors(ls.lp);
   ls.threads = kWarpSize * G::pipe_warps;
   const int64_t tiles = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t resident = int64_t(G::pipe_blocks_per_sm) * compute_units;
@@ -1244,6 +1258,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.lp.v_shift = 0;
   while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
   ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
+  set_divisors(ls.lp);
   ls.threads = kWarpSize * G::warps_k * wv;
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;

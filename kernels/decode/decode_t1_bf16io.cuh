@@ -51,7 +51,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
 
   // 1. The slot first, then everything else before it is used.
   const int64_t slot = p.indices.data ? load_index(p.indices, b * p.indices.stride[0]) : b;
-  const int qk_head = h / (p.hv / p.hq);
+  const int qk_head = at.qk_head;
   const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]) * 2;
   const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]) * 2;
   // Run c of this thread's keys: (c * LK + kl) * VEC .. + VEC - 1, as VEC / 2

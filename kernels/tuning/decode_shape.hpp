@@ -89,7 +89,8 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      of every key row in flight.
 //   t1_bf16io          whether K-last T = 1 launches of the t1 grid size with bf16
 //                      q/k/v/output take the t1_bf16io body (where the tile fits), with
-//                      register caps t1_bf16io_{f32,b16}_bound.
+//                      register caps t1_bf16io_{f32,b16}_bound and blocks of up to
+//                      t1_bf16io_max_warps_v warps.
 //   programmatic_prefetch_max_bytes_per_sm  CUDA sm_90+, programmatic launch:
 //                      blocks of the t1_small and general kernels prefetch their
 //                      state tile and operand lines into L2 before waiting for the previous kernel
@@ -151,13 +152,14 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
 
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).
 template <class Table>
-constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small) {
+constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small, bool bf16io) {
   return t1_shape_from(c, k_last, state_bytes, small,
                        k_last ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
                               : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
                        k_last ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
                               : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
                        small    ? Table::t1_small_max_warps_v
+                       : bf16io ? Table::t1_bf16io_max_warps_v
                        : k_last ? Table::t1_max_warps_v
                                 : Table::t1_vlast_max_warps_v);
 }

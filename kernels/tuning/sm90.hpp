@@ -86,6 +86,7 @@ struct decode_tuning<90> {
   // spill 8 bytes: 532; 80: 525); 16-bit state as t1 (within noise).
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
+  static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
   // V-last: warps per block (warps_k = 4 of them split K: one warp along V).
   static constexpr int t1_vlast_max_warps_v = 4;
