@@ -7,8 +7,10 @@
 #pragma once
 #include <stdint.h>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define DK_FAST_DIV_FN __host__ __device__ __forceinline__
+// Kernels include it after common/vendor.cuh, whose DK_HOST_DEVICE makes the
+// division callable on the device; host-only code (tests) gets a plain inline.
+#ifdef DK_HOST_DEVICE
+#define DK_FAST_DIV_FN DK_HOST_DEVICE
 #else
 #define DK_FAST_DIV_FN inline
 #endif
@@ -20,6 +22,7 @@ struct fast_div {
 
   fast_div() = default;
   explicit fast_div(uint32_t d) {
+    if (d < 2) return;  // 1 (and 0, which no caller passes): the identity
     uint32_t l = 0;
     while ((uint64_t(1) << l) < d) ++l;
     shift = 31 + l;

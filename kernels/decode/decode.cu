@@ -75,10 +75,12 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
                      static_cast<long long>(ls.blocks));
   auto* kernel = &decode_kernel<Family, C, S, L, M>;
   // The shared-memory limit this instance was raised to, per device: the
-  // attribute call costs host time on every eager launch otherwise.
+  // attribute call costs host time on every eager launch otherwise. A launch
+  // that fails after skipping it (the device was reset since) raises it again.
   static std::atomic<int> raised[kCachedDevices] = {};
+  const bool big = ls.smem > size_t(kDefaultSmemLimit);
   const bool cached = t.device >= 0 && t.device < kCachedDevices;
-  if (ls.smem > size_t(kDefaultSmemLimit) && (!cached || raised[t.device].load() < int(ls.smem))) {
+  auto raise = [&]() -> dk_status {
     const gpu_error_t e = gpu_set_max_dynamic_smem(kernel, int(ls.smem));
     if (e != gpu_success)
       return set_error(DK_STATUS_DEVICE_ERROR, "decode: raising shared memory to %zu bytes failed: %s",
@@ -88,9 +90,18 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
       while (seen < int(ls.smem) && !raised[t.device].compare_exchange_weak(seen, int(ls.smem))) {
       }
     }
+    return DK_STATUS_SUCCESS;
+  };
+  const bool skipped = big && cached && raised[t.device].load() >= int(ls.smem);
+  if (big && !skipped)
+    if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
+  gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
+                             p.programmatic_launch, ls.lp);
+  if (e != gpu_success && skipped) {
+    if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
+    e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream, p.programmatic_launch,
+                   ls.lp);
   }
-  const gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
-                                   p.programmatic_launch, ls.lp);
   if (e != gpu_success)
     return set_error(DK_STATUS_DEVICE_ERROR, "decode: kernel launch failed: %s (%s)",
                      gpu_error_string(e), gpu_error_name(e));

@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 #include "common/bulk_copy.cuh"
-#include "common/fast_div.hpp"
 #include "common/vendor.cuh"
+#include "common/fast_div.hpp"  // after vendor.cuh: DK_HOST_DEVICE
 #include "dk/problem.hpp"
 #include "tuning/tuning.hpp"
 
@@ -793,8 +793,8 @@ DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
 }
 
 // The (sequence, value head, V tile) of a block of the one-tile-per-block grids
-// (blocks run tiles fastest, then heads).
-// The divisions by multiply-shift: they precede the slot load, the first link of
+// (blocks run tiles fastest, then heads), and its q/k head. The divisions are
+// multiply-shifts (fast_div): they precede the slot load, the first link of
 // every block's critical path.
 struct block_place {
   int64_t b;
