@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <new>
 
 #if defined(_OPENMP)
@@ -263,12 +264,17 @@ dk_status device_sync(device_handle*) { return DK_STATUS_SUCCESS; }
 // steps of 16, B, T, N): the CPU kernels take every validated shape, so the queries
 // only name the kernel and the runs refuse nothing the queries accept.
 
-// Per-thread fp32 scratch, 64-byte aligned; nullptr when out of memory.
-float* alloc_scratch(size_t floats_per_thread, int threads) {
+// Per-thread fp32 scratch, 64-byte aligned, freed however the run ends; empty
+// when out of memory.
+struct free_deleter {
+  void operator()(float* p) const { free(p); }
+};
+using scratch_ptr = std::unique_ptr<float, free_deleter>;
+scratch_ptr alloc_scratch(size_t floats_per_thread, int threads) {
   const size_t count = floats_per_thread * size_t(threads);
   if (floats_per_thread == 0 || count / size_t(threads) != floats_per_thread || count > SIZE_MAX / 8) return nullptr;
   const size_t bytes = (count * sizeof(float) + 63) & ~size_t(63);
-  return static_cast<float*>(aligned_alloc(64, bytes));
+  return scratch_ptr(static_cast<float*>(aligned_alloc(64, bytes)));
 }
 
 // Threads for `items` independent work items of `work` state-element updates in
@@ -294,10 +300,9 @@ dk_status decode_run(device_handle* device, const decode_problem& p, void*) {
     const kernel_table* k = kernels_of(device);
     const int64_t items = int64_t(p.batch) * p.hv;
     const int threads = threads_for(items, double(items) * p.tokens * p.dk * p.dv);
-    float* scratch = alloc_scratch(k->decode_scratch_floats(p), threads);
+    const scratch_ptr scratch = alloc_scratch(k->decode_scratch_floats(p), threads);
     if (!scratch) return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_decode_run: out of host memory for scratch");
-    k->decode(p, threads, scratch);
-    free(scratch);
+    k->decode(p, threads, scratch.get());
   } catch (const std::bad_alloc&) {
     return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_decode_run: out of host memory");
   } catch (...) {
@@ -322,10 +327,9 @@ dk_status prefill_run(device_handle* device, const prefill_problem& p, void*, si
   try {
     const kernel_table* k = kernels_of(device);
     const int threads = threads_for(p.num_seqs * p.hv, double(p.num_tokens + p.num_seqs) * p.hv * p.dk * p.dv * 4.0);
-    float* scratch = alloc_scratch(k->prefill_scratch_floats(p), threads);
+    const scratch_ptr scratch = alloc_scratch(k->prefill_scratch_floats(p), threads);
     if (!scratch) return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_prefill_run: out of host memory for scratch");
-    k->prefill(p, threads, scratch);
-    free(scratch);
+    k->prefill(p, threads, scratch.get());
   } catch (const std::bad_alloc&) {
     return set_error(DK_STATUS_OUT_OF_MEMORY, "dk_prefill_run: out of host memory");
   } catch (...) {
