@@ -210,6 +210,66 @@ struct case_desc {
   float scale = 0.f;
 };
 
+// The kernel each correctness case takes on a 132-SM sm_90a device (H100 SXM, H200), as
+// chosen by kernels/tuning/sm90.hpp: a tuning change that moves a case to another kernel
+// family must change this table too (the case fails otherwise). Other devices: not checked.
+struct kernel_choice {
+  const char* case_name;
+  const char* kernel;  // the implementation name after "cuda:sm90a:"
+};
+const kernel_choice kH200Kernels[] = {
+    {"gdn raw T=1 bf16io f32state", "decode_kv128_t1"},
+    {"gdn raw T=2 bf16io f32state", "decode_kv128"},
+    {"gdn raw T=4 bf16io f32state", "decode_kv128"},
+    {"gdn raw T=16 bf16io f32state", "decode_kv128"},
+    {"gdn log fp32 K=V=128 T=4 pad", "decode_kv128"},
+    {"gdn bf16 state T=2", "decode_kv128"},
+    {"gdn fp16 state+io T=3 GVA4", "decode_kv128"},
+    {"deltanet none K=V=64 fp32 idx64", "decode_kv64"},
+    {"kda per-key raw K=V=128 T=4", "decode_kv128"},
+    {"kda per-key log vlast T=2", "decode_kv128_vlast"},
+    {"gdn vlast bf16 state T=4 out_slots", "decode_kv128_vlast"},
+    {"gdn token_slots T=4 strided", "decode_kv128"},
+    {"generic K=96 V=80 T=3", "decode_generic"},
+    {"generic K=256 V=256 per-key T=16 bf16 state", "decode_generic"},
+    {"generic K=16 V=32 vlast T=5", "decode_generic_vlast"},
+    {"generic K=48 V=144 vlast f16 raw", "decode_generic_vlast"},
+    {"K=64 V=128 vlast bf16 gates scale=0.3", "decode_kv64_vlast"},
+    {"K=128 V=64 klast GVA2 T=16", "decode_kv128"},
+    {"K=V=64 vlast bf16 state token_slots", "decode_kv64_vlast"},
+    {"t1 klast bf16 state raw B=24 out_slots pad", "decode_kv128_t1bf16"},
+    {"t1 klast f32 raw B=40 GVA4 strided", "decode_kv128_t1"},
+    {"t1 klast f16 state none K=64 V=128", "decode_kv64_t1"},
+    {"t1 klast f32 K=128 V=80 token_slots", "decode_kv128_t1"},
+    {"t1 bf16io klast f32 raw B=40 GVA4 strided pad", "decode_kv128_t1bf16"},
+    {"t1 small bf16 io klast f32 K=128 V=80 token_slots idx64", "decode_kv128_t1"},
+    {"t1 bf16io klast f32 K=64 V=128 out_slots", "decode_kv64_t1bf16"},
+    {"t1 bf16io klast f16 state K=128 none B=33", "decode_kv128_t1bf16"},
+    {"t1 small bf16 io klast f32 K=64 V=48 pad", "decode_kv64_t1"},
+    {"t1 pipe klast bf16 state io f32 raw B=80 GVA4 strided pad", "decode_kv128_t1pipe"},
+    {"t1 pipe klast bf16 state B=72 out_slots pad", "decode_kv128_t1pipe"},
+    {"t1 pipe klast f16 state K=64 V=128 idx64 token_slots", "decode_kv64_t1pipe"},
+    {"t1 pipe klast bf16 state K=128 V=80 none", "decode_kv128_t1pipe"},
+    {"chunked pipe klast f16 state K=64 B=3168 pad", "decode_kv64_t1pipe"},
+    {"t1 pipe vlast bf16 state raw B=144 GVA4 pad", "decode_kv128_vlast_t1pipe"},
+    {"t1 pipe vlast f16 state K=64 V=48 out_slots strided", "decode_kv64_vlast_t1pipe"},
+    {"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", "decode_kv128_vlast_t1pipe"},
+    {"t1 vlast f32 io f32 token_slots strided", "decode_kv128_vlast_t1"},
+    {"t1 vlast bf16 state raw B=40 pad", "decode_kv128_vlast_t1"},
+    {"t1 vlast bf16 state K=V=64 idx64 out_slots", "decode_kv64_vlast_t1"},
+    {"t1 vlast f16 state K=128 V=48 none", "decode_kv128_vlast_t1"},
+    {"t1 vlast f32 K=64 V=256 raw bf16 gates", "decode_kv64_vlast_t1"},
+    {"t1 per-key (general kernel)", "decode_kv128"},
+};
+bool g_check_kernels = false;  // set for a 132-SM sm_90a device
+
+// The kernel case `name` must take here, or nullptr when the table has none.
+const char* expected_kernel(const std::string& name) {
+  for (const kernel_choice& k : kH200Kernels)
+    if (name == k.case_name) return k.kernel;
+  return nullptr;
+}
+
 double tolerance(const case_desc& c) {
   if (c.state == elem::bf16) return 2e-2;  // SPEC: bf16 state 2e-2 (fp16 state 5e-3: the conformance harness's choice)
   if (c.state == elem::f16) return 5e-3;
@@ -356,6 +416,17 @@ bool run_case(const case_desc& c, uint64_t seed) {
     return false;
   }
   if (!ok(s, "dk_decode_query")) return false;
+  if (g_check_kernels) {
+    const char* want = expected_kernel(c.name);
+    if (!want) {
+      std::printf("  FAIL %-44s took %s; kH200Kernels has no entry for this case\n", c.name.c_str(), impl);
+      return false;
+    }
+    if (std::string(impl) != std::string("cuda:sm90a:") + want) {
+      std::printf("  FAIL %-44s took %s, kH200Kernels says cuda:sm90a:%s\n", c.name.c_str(), impl, want);
+      return false;
+    }
+  }
   if (!ok(dk_decode_run(g_ctx, &cfg, &a, g_stream), "dk_decode_run")) return false;
   if (!ok(dk_stream_synchronize(g_ctx, g_stream), "dk_stream_synchronize")) return false;
   host_array got_out = out, got_pool = pool;
@@ -1251,6 +1322,9 @@ int main(int argc, char** argv) {
               info.vendor, info.name, info.arch, info.compiled_archs, info.compute_units,
               info.memory_bytes / 1073741824.0, info.peak_bandwidth_gbps);
   if (!ok(dk_stream_create(g_ctx, &g_stream), "dk_stream_create")) return 1;
+  g_check_kernels = std::string(info.arch) == "sm_90a" && info.compute_units == 132;
+  std::printf("kernel choice per case: %s\n", g_check_kernels ? "checked (132-SM sm_90a table)"
+                                                              : "not checked (no table for this device)");
 
   int failed = 0, total = 0;
   if (check) {
