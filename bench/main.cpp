@@ -157,7 +157,36 @@ constexpr int kHostTimeBatches = 5;  // batches of back-to-back eager calls for 
 // The copies exist only for this measurement. Failures only fill stream_note.
 // Where the context takes DK_OPTION_PROGRAMMATIC_LAUNCH, the same graph is
 // captured and timed a second time with it on (stream_pdl_us).
-void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
+// --copy-reference: a graph of R device-to-device copies of bytes_moved / 2 each
+// (the bytes a call reads and writes), timed like the decode graph: per copy.
+void measure_stream_copy(dk_context* ctx, timer& t, int replays, result* r) {
+  const size_t bytes = size_t(r->w.bytes_moved() / 2);
+  std::vector<void*> buffers(2 * size_t(r->stream_calls), nullptr);
+  auto release = [&] {
+    for (void* b : buffers)
+      if (b) dk_free(ctx, b);
+  };
+  for (void*& b : buffers)
+    if (dk_malloc(ctx, bytes, &b) != DK_STATUS_SUCCESS) {
+      r->stream_copy_note = std::string("buffers: ") + dk_last_error();
+      release();
+      return;
+    }
+  std::vector<launch_fn> copies;
+  for (size_t i = 0; i < buffers.size(); i += 2) {
+    void* dst = buffers[i];
+    const void* src = buffers[i + 1];
+    copies.push_back([ctx, dst, src, bytes](void* stream) {
+      return dk_memcpy(ctx, dst, src, bytes, DK_COPY_DEVICE_TO_DEVICE, stream);
+    });
+  }
+  std::vector<double> replay_us;
+  if (t.time_graph(copies, 3, replays, false, &replay_us, &r->stream_copy_note))
+    for (double us : replay_us) r->stream_copy_us.push_back(us / r->stream_calls);
+  release();
+}
+
+void measure_stream(dk_context* ctx, timer& t, int replays, bool copy_reference, entry* e) {
   result& r = e->r;
   if (r.graph_us.empty()) {
     r.stream_note = "no graph timing: " + r.graph_note;
@@ -198,6 +227,7 @@ void measure_stream(dk_context* ctx, timer& t, int replays, entry* e) {
   }
   for (double us : replay_us) r.stream_us.push_back(us / r.stream_calls);
   for (double us : pdl_replay_us) r.stream_pdl_us.push_back(us / r.stream_calls);
+  if (copy_reference) measure_stream_copy(ctx, t, replays, &r);
   // Present, with a caveat: the rotation may be too small to keep the state cold.
   char note[192] = "";
   if (llc <= 0)
@@ -236,7 +266,7 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
     }
     if (first && r.w.op == "decode") {
       if (!t.time_graph({launch}, 3, samples, true, &r.graph_us, &r.graph_note)) r.graph_us.clear();
-      measure_stream(ctx, t, std::max(samples, 20), e);
+      measure_stream(ctx, t, std::max(samples, 20), run.copy_reference, e);
     }
   } catch (const dk_failure& ex) {
     r.status = "failed";
@@ -326,6 +356,7 @@ int bench_main(int argc, char** argv) {
   run.rounds = o.rounds > 0 ? o.rounds : cpu_quick ? 24 : 3;
   run.repeat = std::max(o.repeat > 0 ? o.repeat : cpu_quick ? 192 : o.quick ? 45 : 60, run.rounds);
   run.warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
+  run.copy_reference = o.copy_reference;
   run.copy_bytes = std::size_t(on_cpu ? 256 : 1024) << 20;
   run.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   run.load_before = load_average();

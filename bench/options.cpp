@@ -24,6 +24,8 @@ void usage(std::FILE* f) {
       "  --json FILE             write the records to FILE\n"
       "  --commit ID             commit id recorded (default: from configure time)\n"
       "  --invocation TEXT       the wrapper command that ran dk_bench, recorded as is\n"
+      "  --copy-reference        decode on GPUs: also time a graph of R device copies that\n"
+      "                          move each call's bytes (the in-graph timing's ceiling)\n"
       "  --list                  list the workloads and exit\n",
       f);
 }
@@ -57,6 +59,7 @@ int parse_options(int argc, char** argv, const char* default_commit, options* o)
     // clang-format off
     if (a == "--quick") o->quick = true;
     else if (a == "--list") o->list = true;
+    else if (a == "--copy-reference") o->copy_reference = true;
     else if (a == "-h" || a == "--help") return usage(stdout), -1;
     else if (a == "--backend" && value()) o->backend = v;
     else if (a == "--device" && value() && parse_int(v, 0, &o->device)) {}

@@ -9,6 +9,7 @@ struct options {
   std::string backend;  // empty: the best device present
   int device = 0;
   bool quick = false, list = false;
+  bool copy_reference = false;  // --copy-reference
   std::vector<std::string> filters;           // a workload runs when its name contains any of them
   int repeat = -1, warmup = -1, rounds = -1;  // -1: the mode's default
   std::string json_path, commit;

@@ -27,6 +27,7 @@ double result::gbps_of(const std::vector<double>& samples_us) const {
 double result::gbps() const { return gbps_of(us); }
 double result::stream_gbps() const { return gbps_of(stream_us); }
 double result::stream_pdl_gbps() const { return gbps_of(stream_pdl_us); }
+double result::stream_copy_gbps() const { return gbps_of(stream_copy_us); }
 double result::tokens_per_s() const {
   const stats s = summarize(us);
   return s.n ? double(w.num_tokens()) / (s.median * 1e-6) : 0.0;
@@ -73,6 +74,7 @@ std::string record_json(const run_info& run, const result& r) {
   const double gbps = ok ? r.gbps() : 0.0;
   const bool stream = ok && !r.stream_us.empty();
   const bool stream_pdl = ok && !r.stream_pdl_us.empty();
+  const bool stream_copy = ok && !r.stream_copy_us.empty();
   const double peak = run.device.peak_bandwidth_gbps;
   std::string roofline = json::null();
   if (ok && decode)
@@ -107,6 +109,8 @@ std::string record_json(const run_info& run, const result& r) {
       {"stream_note", json::str(r.stream_note)},
       {"stream_pdl_time_us", stats_json(r.stream_pdl_us)},
       {"stream_pdl_note", json::str(r.stream_pdl_note)},
+      {"stream_copy_time_us", stats_json(r.stream_copy_us)},
+      {"stream_copy_note", json::str(r.stream_copy_note)},
       {"round_medians_us", json::numbers(r.round_us)},
       {"host_us_per_call", r.host_us >= 0 ? json::num(r.host_us) : json::null()},
       {"bytes", json::integer(r.w.bytes_moved())},
@@ -119,6 +123,8 @@ std::string record_json(const run_info& run, const result& r) {
        stream ? json::num(100.0 * r.stream_gbps() / run.copy_gbps) : json::null()},
       {"stream_pdl_pct_copy_bw",
        stream_pdl ? json::num(100.0 * r.stream_pdl_gbps() / run.copy_gbps) : json::null()},
+      {"stream_copy_pct_copy_bw",
+       stream_copy ? json::num(100.0 * r.stream_copy_gbps() / run.copy_gbps) : json::null()},
       {"pct_peak_bw", ok && peak > 0 ? json::num(100.0 * gbps / peak) : json::null()},
       {"tokens_per_s", ok ? json::num(r.tokens_per_s()) : json::null()},
       {"tflops", ok ? json::num(r.tflops()) : json::null()},
@@ -195,6 +201,15 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
                  tflops);
     if (r.status == "bad_output") std::fprintf(f, "  ^ %s\n", r.message.c_str());
   }
+  // --copy-reference: the in-graph ceiling of each decode row.
+  for (const result& r : results) {
+    const stats c = summarize(r.stream_copy_us);
+    if (c.n)
+      std::fprintf(f, "# copy reference, %s: %.2f us per call in a graph of %d copies (%.1f%% of copy bandwidth)\n",
+                   r.w.name.c_str(), c.median, r.stream_calls, 100.0 * r.stream_copy_gbps() / run.copy_gbps);
+    else if (!r.stream_copy_note.empty())
+      std::fprintf(f, "# copy reference, %s: %s\n", r.w.name.c_str(), r.stream_copy_note.c_str());
+  }
 }
 
 bool write_json(const std::string& path, const run_info& run, const std::vector<result>& results) {
@@ -222,6 +237,7 @@ bool write_json(const std::string& path, const run_info& run, const std::vector<
                                {"rounds", json::integer(run.rounds)},
                                {"warmup_per_round", json::integer(run.warmup)},
                                {"repeat", json::integer(run.repeat)},
+                               {"copy_reference", json::boolean(run.copy_reference)},
                                {"flush_bytes", json::integer(int64_t(run.flush_bytes))}})},
       {"copy_bandwidth",
        json::object({{"bytes_per_copy", json::integer(int64_t(run.copy_bytes))},

@@ -32,6 +32,10 @@ struct result {
   std::string stream_note;        // why there is no stream time, or a caveat about it
   std::vector<double> stream_pdl_us;  // the same graph with DK_OPTION_PROGRAMMATIC_LAUNCH on
   std::string stream_pdl_note;        // why there is no such time
+  // --copy-reference: per copy of a graph of R device-to-device copies of bytes_moved / 2
+  // each (the same bytes read and written as a call), the ceiling of stream_us.
+  std::vector<double> stream_copy_us;
+  std::string stream_copy_note;
   double host_us = -1;            // host time per eager call; < 0 when not measured
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
@@ -41,6 +45,7 @@ struct result {
   double gbps() const;
   double stream_gbps() const;  // the same from the median stream time; 0 without one
   double stream_pdl_gbps() const;
+  double stream_copy_gbps() const;
   double tokens_per_s() const;
   double tflops() const;
 };
@@ -52,6 +57,7 @@ struct run_info {
   std::string backend, toolkit, timer_method;
   std::size_t flush_bytes = 0;
   int warmup = 0, repeat = 0, rounds = 1;    // warm-up per round; timed calls over all rounds
+  bool copy_reference = false;               // --copy-reference
   std::size_t copy_bytes = 0;                // bytes per dk_memcpy (traffic is twice this)
   std::vector<double> copy_us;               // per-copy times
   std::vector<double> copy_round_gbps;       // from the median copy time of each round
