@@ -147,16 +147,6 @@ constexpr double kMinRoundSeconds = 0.25;
 constexpr int kMaxSampleFactor = 8;
 constexpr int kHostTimeBatches = 5;  // batches of back-to-back eager calls for the host time
 
-// The in-graph ("stream") decode time. An engine runs decode inside one graph,
-// one call per layer, each layer's state cold and no timer between the calls.
-// Modelled by R independent copies of the workload's tensors (the first is the
-// workload's own) and one graph of R calls, call i on copy i. R copies of the
-// state span at least 4x the last-level cache (R capped at 1024), so a copy's
-// state has left the cache before the next replay reaches it and no flush is
-// needed. Replays are timed back to back; per-call time = replay time / R.
-// The copies exist only for this measurement. Failures only fill stream_note.
-// Where the context takes DK_OPTION_PROGRAMMATIC_LAUNCH, the same graph is
-// captured and timed a second time with it on (stream_pdl_us).
 // --copy-reference: a graph of R device-to-device copies of bytes_moved / 2 each
 // (the bytes a call reads and writes), timed like the decode graph: per copy.
 void measure_stream_copy(dk_context* ctx, timer& t, int replays, result* r) {
@@ -186,6 +176,16 @@ void measure_stream_copy(dk_context* ctx, timer& t, int replays, result* r) {
   release();
 }
 
+// The in-graph ("stream") decode time. An engine runs decode inside one graph,
+// one call per layer, each layer's state cold and no timer between the calls.
+// Modelled by R independent copies of the workload's tensors (the first is the
+// workload's own) and one graph of R calls, call i on copy i. R copies of the
+// state span at least 4x the last-level cache (R capped at 1024), so a copy's
+// state has left the cache before the next replay reaches it and no flush is
+// needed. Replays are timed back to back; per-call time = replay time / R.
+// The copies exist only for this measurement. Failures only fill stream_note.
+// Where the context takes DK_OPTION_PROGRAMMATIC_LAUNCH, the same graph is
+// captured and timed a second time with it on (stream_pdl_us).
 void measure_stream(dk_context* ctx, timer& t, int replays, bool copy_reference, entry* e) {
   result& r = e->r;
   if (r.graph_us.empty()) {

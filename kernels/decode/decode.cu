@@ -14,10 +14,9 @@ constexpr int kMaxTokens = 16;
 constexpr int kDefaultSmemLimit = 48 * 1024;
 constexpr int kCachedDevices = 16;  // devices whose raised shared-memory limits are remembered
 
-// Launches one instance, or (smem_needed != nullptr) only reports the dynamic
-// shared memory its blocks would take.
-using launch_fn = dk_status (*)(const target&, const decode_problem&, gpu_stream_t,
-                                size_t* smem_needed);
+// Checks one instance's launch shape against the device (its shared memory)
+// and, when `launch`, launches it: the shape is computed once per call.
+using launch_fn = dk_status (*)(const target&, const decode_problem&, gpu_stream_t, bool launch);
 
 decode_class class_of(const decode_problem& p) {
   if (p.dk == 128) return decode_class::k128;
@@ -61,15 +60,15 @@ int family_slot(const target& t) {
 }
 
 template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
-dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stream,
-                     size_t* smem_needed) {
+dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stream, bool launch) {
   using G = geometry<Family, C, S, L, M>;
   const launch_shape ls = shape_of<G>(t.compute_units, p);
-  if (smem_needed) {
-    *smem_needed = ls.smem;
-    return DK_STATUS_SUCCESS;
-  }
-  if (ls.blocks == 0) return DK_STATUS_SUCCESS;
+  const int limit = t.max_smem_per_block > 0 ? t.max_smem_per_block : kDefaultSmemLimit;
+  if (ls.smem > size_t(limit))
+    return set_error(DK_STATUS_UNSUPPORTED,
+                     "decode: needs %zu bytes of shared memory per block, the device allows %d",
+                     ls.smem, limit);
+  if (!launch || ls.blocks == 0) return DK_STATUS_SUCCESS;
   if (ls.blocks > 0x7fffffff)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: %lld blocks exceed the grid limit",
                      static_cast<long long>(ls.blocks));
@@ -202,7 +201,8 @@ choice pick(int family_index, const target& t, const decode_problem& p) {
 #endif
 }
 
-// Checks that the backend can run `p` and picks its kernel (once per call).
+// Checks that the backend can run `p` and picks its kernel (once per call);
+// the chosen launcher checks the shape's shared memory.
 dk_status plan(const target& t, const decode_problem& p, int* out_family, choice* out) {
   const int fam = family_slot(t);
   if (fam < 0)
@@ -225,16 +225,8 @@ dk_status plan(const target& t, const decode_problem& p, int* out_family, choice
                      static_cast<long long>(p.pool.stride[3]));
   if (p.hq <= 0 || p.hv % p.hq != 0)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: HV=%d is not a multiple of HQ=%d", p.hv, p.hq);
-  size_t smem = 0;
-  const choice ch = pick(fam, t, p);
-  ch.fn(t, p, nullptr, &smem);
-  const int limit = t.max_smem_per_block > 0 ? t.max_smem_per_block : kDefaultSmemLimit;
-  if (smem > size_t(limit))
-    return set_error(DK_STATUS_UNSUPPORTED,
-                     "decode: needs %zu bytes of shared memory per block, the device allows %d",
-                     smem, limit);
   *out_family = fam;
-  *out = ch;
+  *out = pick(fam, t, p);
   return DK_STATUS_SUCCESS;
 }
 
@@ -247,6 +239,7 @@ dk_status decode_query(const target& t, const decode_problem& p, const char** ou
   int fam = 0;
   choice ch{};
   if (const dk_status st = plan(t, p, &fam, &ch)) return st;
+  if (const dk_status st = ch.fn(t, p, nullptr, false)) return st;
   if (out_name)
     *out_name = kNames[fam][ch.variant][p.r.layout == state_layout::k_last ? 0 : 1][int(class_of(p))];
   return DK_STATUS_SUCCESS;
@@ -257,7 +250,7 @@ dk_status decode_launch(const target& t, const decode_problem& p, void* stream) 
   int fam = 0;
   choice ch{};
   if (const dk_status st = plan(t, p, &fam, &ch)) return st;
-  return ch.fn(t, p, static_cast<gpu_stream_t>(stream), nullptr);
+  return ch.fn(t, p, static_cast<gpu_stream_t>(stream), true);
 }
 
 }  // namespace dk::gpu

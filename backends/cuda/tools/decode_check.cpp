@@ -875,6 +875,20 @@ double measure_copy_gbps() {
 }
 
 // ---- reference timings: what the graph-replay timer costs by itself ----
+
+// The 4 KB tile of a one-warp block in the reference kernels: 8 loads of 16 bytes
+// per lane from %rd9 + 512 i into %r10..%r41, or the 8 stores back.
+std::string tile_access(bool store) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) {
+    const std::string regs = "{%r" + std::to_string(10 + 4 * i) + ", %r" + std::to_string(11 + 4 * i) +
+                             ", %r" + std::to_string(12 + 4 * i) + ", %r" + std::to_string(13 + 4 * i) + "}";
+    const std::string at = "[%rd9+" + std::to_string(512 * i) + "]";
+    out += store ? "  st.global.v4.u32 " + at + ", " + regs + ";\n" : "  ld.global.v4.u32 " + regs + ", " + at + ";\n";
+  }
+  return out;
+}
+
 // Kernels JIT-compiled from PTX (no CUDA runtime here): an empty one; one that
 // loads a word and stores it (one dependent trip to memory, like a padded
 // decode); one that loads an index, then a word at that index, then stores
@@ -886,7 +900,7 @@ double measure_copy_gbps() {
 // dependent spin of N steps between the loads' arrival and the stores; and
 // the same tiles reached through a slot index per 2 MB sequence (in order, or
 // shuffled as dk_bench's slots are).
-const char* const kRefPtx = R"(
+const std::string kRefPtx = std::string(R"(
 .version 7.0
 .target sm_80
 .address_size 64
@@ -926,15 +940,9 @@ const char* const kRefPtx = R"(
 NOIDX:
   mul.wide.u32 %rd8, %r3, 16;
   add.u64 %rd9, %rd4, %rd8;
-  ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd9+0];
-  ld.global.v4.u32 {%r14, %r15, %r16, %r17}, [%rd9+512];
-  ld.global.v4.u32 {%r18, %r19, %r20, %r21}, [%rd9+1024];
-  ld.global.v4.u32 {%r22, %r23, %r24, %r25}, [%rd9+1536];
-  ld.global.v4.u32 {%r26, %r27, %r28, %r29}, [%rd9+2048];
-  ld.global.v4.u32 {%r30, %r31, %r32, %r33}, [%rd9+2560];
-  ld.global.v4.u32 {%r34, %r35, %r36, %r37}, [%rd9+3072];
-  ld.global.v4.u32 {%r38, %r39, %r40, %r41}, [%rd9+3584];
-  mov.u32 %r7, %r10;
+)")
+    + tile_access(false)
+    + R"(  mov.u32 %r7, %r10;
   mov.u32 %r6, 0;
 LOOP:
   setp.ge.u32 %p, %r6, %r1;
@@ -944,15 +952,9 @@ LOOP:
   bra LOOP;
 STORE:
   add.u32 %r10, %r10, %r7;
-  st.global.v4.u32 [%rd9+0], {%r10, %r11, %r12, %r13};
-  st.global.v4.u32 [%rd9+512], {%r14, %r15, %r16, %r17};
-  st.global.v4.u32 [%rd9+1024], {%r18, %r19, %r20, %r21};
-  st.global.v4.u32 [%rd9+1536], {%r22, %r23, %r24, %r25};
-  st.global.v4.u32 [%rd9+2048], {%r26, %r27, %r28, %r29};
-  st.global.v4.u32 [%rd9+2560], {%r30, %r31, %r32, %r33};
-  st.global.v4.u32 [%rd9+3072], {%r34, %r35, %r36, %r37};
-  st.global.v4.u32 [%rd9+3584], {%r38, %r39, %r40, %r41};
-  ret;
+)"
+    + tile_access(true)
+    + R"(  ret;
 }
 .visible .entry dk_tile_slots(.param .u64 base, .param .u64 slots) {
   .reg .u64 %rd<12>; .reg .u32 %r<48>;
@@ -969,24 +971,12 @@ STORE:
   add.u64 %rd4, %rd4, %rd3;
   mul.wide.u32 %rd8, %r3, 16;
   add.u64 %rd9, %rd4, %rd8;
-  ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd9+0];
-  ld.global.v4.u32 {%r14, %r15, %r16, %r17}, [%rd9+512];
-  ld.global.v4.u32 {%r18, %r19, %r20, %r21}, [%rd9+1024];
-  ld.global.v4.u32 {%r22, %r23, %r24, %r25}, [%rd9+1536];
-  ld.global.v4.u32 {%r26, %r27, %r28, %r29}, [%rd9+2048];
-  ld.global.v4.u32 {%r30, %r31, %r32, %r33}, [%rd9+2560];
-  ld.global.v4.u32 {%r34, %r35, %r36, %r37}, [%rd9+3072];
-  ld.global.v4.u32 {%r38, %r39, %r40, %r41}, [%rd9+3584];
-  add.u32 %r10, %r10, 1;
-  st.global.v4.u32 [%rd9+0], {%r10, %r11, %r12, %r13};
-  st.global.v4.u32 [%rd9+512], {%r14, %r15, %r16, %r17};
-  st.global.v4.u32 [%rd9+1024], {%r18, %r19, %r20, %r21};
-  st.global.v4.u32 [%rd9+1536], {%r22, %r23, %r24, %r25};
-  st.global.v4.u32 [%rd9+2048], {%r26, %r27, %r28, %r29};
-  st.global.v4.u32 [%rd9+2560], {%r30, %r31, %r32, %r33};
-  st.global.v4.u32 [%rd9+3072], {%r34, %r35, %r36, %r37};
-  st.global.v4.u32 [%rd9+3584], {%r38, %r39, %r40, %r41};
-  ret;
+)"
+    + tile_access(false)
+    + R"(  add.u32 %r10, %r10, 1;
+)"
+    + tile_access(true)
+    + R"(  ret;
 }
 .visible .entry dk_stream(.param .u64 src, .param .u64 dst, .param .u64 n16) {
   .reg .u64 %rd<8>; .reg .u32 %r<8>; .reg .pred %p;
@@ -1049,7 +1039,7 @@ void run_reference(double copy_gbps) {
   CUmodule mod = nullptr;
   CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr,
              f_tile = nullptr, f_tile_slots = nullptr;
-  if (cu.cuModuleLoadData(&mod, kRefPtx) != CUDA_SUCCESS ||
+  if (cu.cuModuleLoadData(&mod, kRefPtx.c_str()) != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_empty, mod, "dk_empty") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain1, mod, "dk_chain1") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS ||
