@@ -44,6 +44,7 @@ struct launch_params {
   int v_shift;  // log2(v_tile) (not used by t1_pipe)
   int chunk;    // t1_pipe: tiles dealt to a walker at a time (0: one contiguous run)
   int prefetch;  // programmatic launch: prefetch the block's state tile before the wait
+  int lookahead;  // t1_bf16io grids under 2 waves: block i < blocks - lookahead prefetches block i + lookahead's tile (0: none)
   // block_place's divisors (V tiles, HV, value heads per q/k head), set by set_divisors.
   fast_div by_v_tiles, by_hv, by_group;
 };
@@ -799,15 +800,60 @@ DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
 struct block_place {
   int64_t b;
   int h, tile, qk_head;
-  DK_DEVICE explicit block_place(const launch_params& lp) {
-    const uint32_t bh = lp.by_v_tiles(blockIdx.x);
-    tile = int(uint32_t(blockIdx.x) - bh * uint32_t(lp.v_tiles));
+  DK_DEVICE explicit block_place(const launch_params& lp) : block_place(lp, uint32_t(blockIdx.x)) {}
+  DK_DEVICE block_place(const launch_params& lp, uint32_t block) {
+    const uint32_t bh = lp.by_v_tiles(block);
+    tile = int(block - bh * uint32_t(lp.v_tiles));
     const uint32_t bu = lp.by_hv(bh);
     h = int(bh - bu * uint32_t(lp.p.hv));
     b = int64_t(bu);
     qk_head = int(lp.by_group(uint32_t(h)));
   }
 };
+
+// Brings the state tile of one-tile-grid block `block` into L2, its lines
+// spread over the block's threads. The slot is read through L2 (it may be
+// stale before a programmatic wait: then only the prefetch is wasted).
+template <class G>
+DK_DEVICE void prefetch_tile_l2(const launch_params& lp, uint32_t block) {
+  const decode_problem& p = lp.p;
+  const block_place at(lp, block);
+  int64_t slot = at.b;
+  if (p.indices.data) {
+    const int64_t i = at.b * p.indices.stride[0];
+    slot = p.indices.type == dtype::i64 ? load_l2(static_cast<const int64_t*>(p.indices.data) + i)
+                                        : load_l2(static_cast<const int32_t*>(p.indices.data) + i);
+  }
+  if (slot < 0 || slot >= p.pool_slots) return;
+  const operand& pool = p.pool;
+  const int v0 = at.tile * lp.v_tile;
+  const int v_end = min(v0 + lp.v_tile, p.dv);
+  // K-last: rows v0 .. v_end, each K elements; V-last: K rows, each [v0, v_end).
+  const int rows = G::k_last ? v_end - v0 : p.dk;
+  const int64_t run_bytes = int64_t(G::k_last ? p.dk : v_end - v0) * G::esize;
+  const int lines = int((run_bytes + 127) / 128);
+  const char* base = static_cast<const char*>(pool.data) +
+                     (slot * pool.stride[0] + int64_t(at.h) * pool.stride[1] +
+                      (G::k_last ? int64_t(v0) * pool.stride[2] : int64_t(v0))) * G::esize;
+  for (int i = int(threadIdx.x); i < rows * lines; i += int(blockDim.x)) {
+    const int r = i / lines, l = i - r * lines;
+    const int64_t at_byte = int64_t(l) * 128 < run_bytes ? int64_t(l) * 128 : run_bytes - 1;
+    prefetch_l2(base + int64_t(r) * pool.stride[2] * G::esize + at_byte);
+  }
+}
+
+// Look-ahead (lp.lookahead > 0, set by the host for grids of less than two
+// waves, lookahead = the resident blocks): first thing, a block of the first
+// wave prefetches into L2 the tile of the block that will take its place, so
+// the last, partial wave finds its state there. Only for such grids: on larger
+// ones the prefetching blocks start later by the slot read, and prefetching
+// one or two waves ahead in every block loses its lines from L2 before use
+// (NOTES.md v7).
+template <class G>
+DK_DEVICE void prefetch_ahead(const launch_params& lp) {
+  const uint32_t ahead = uint32_t(blockIdx.x) + uint32_t(lp.lookahead);
+  if (ahead < gridDim.x) prefetch_tile_l2<G>(lp, ahead);
+}
 
 // One block per (sequence, value head, V tile), T = 1, gate none or scalar,
 // K = k_cover exactly (K-last: warps_k 1; V-last may split K over warps_k
@@ -1089,36 +1135,11 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 namespace dk::gpu::decode_detail {
 
 #if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
-// Programmatic launch, before the wait: brings the block's state tile into L2.
-// The slot comes from a read that may be stale (the previous kernel may still
-// be writing the indices): a wrong slot only wastes the prefetch, and the body
-// reads the slot again after the wait.
+// Programmatic launch, before the wait: brings the block's state tile into L2
+// (the body reads the slot again after the wait).
 template <class G>
 DK_DEVICE void prefetch_block_tile(const launch_params& lp) {
-  const decode_problem& p = lp.p;
-  const block_place at(lp);
-  int64_t slot = at.b;
-  if (p.indices.data) {
-    const int64_t i = at.b * p.indices.stride[0];
-    slot = p.indices.type == dtype::i64 ? load_l2(static_cast<const int64_t*>(p.indices.data) + i)
-                                        : load_l2(static_cast<const int32_t*>(p.indices.data) + i);
-  }
-  if (slot < 0 || slot >= p.pool_slots) return;
-  const operand& pool = p.pool;
-  const int v0 = at.tile * lp.v_tile;
-  const int v_end = min(v0 + lp.v_tile, p.dv);
-  // K-last: rows v0 .. v_end, each K elements; V-last: K rows, each [v0, v_end).
-  const int rows = G::k_last ? v_end - v0 : p.dk;
-  const int64_t run_bytes = int64_t(G::k_last ? p.dk : v_end - v0) * G::esize;
-  const int lines = int((run_bytes + 127) / 128);
-  const char* base = static_cast<const char*>(pool.data) +
-                     (slot * pool.stride[0] + int64_t(at.h) * pool.stride[1] +
-                      (G::k_last ? int64_t(v0) * pool.stride[2] : int64_t(v0))) * G::esize;
-  for (int i = int(threadIdx.x); i < rows * lines; i += int(blockDim.x)) {
-    const int r = i / lines, l = i - r * lines;
-    const int64_t at_byte = int64_t(l) * 128 < run_bytes ? int64_t(l) * 128 : run_bytes - 1;
-    prefetch_l2(base + int64_t(r) * pool.stride[2] * G::esize + at_byte);
-  }
+  prefetch_tile_l2<G>(lp, uint32_t(blockIdx.x));
 }
 
 // Programmatic launch, before the wait (with the tile, same calls): the lines
@@ -1244,6 +1265,7 @@ launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
                     ? table::t1_pipe_chunk
                     : 0;
   ls.lp.prefetch = 0;  // persistent walkers: a prefetch would run far ahead of its use
+  ls.lp.lookahead = 0;
   return ls;
 }
 
@@ -1266,6 +1288,9 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   // one wave or more: prefetching there was slower in every run, NOTES.md v6).
   ls.lp.prefetch = p.programmatic_launch && (G::small || !G::t1) &&
                    state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
+  // fp32 bf16io grids of less than two waves: the first wave prefetches the last.
+  const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
+  ls.lp.lookahead = G::bf16io && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
   ls.smem = G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                   : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,

@@ -40,6 +40,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   const int lane = int(threadIdx.x) % kWarpSize, warp = int(threadIdx.x) / kWarpSize;
   const int kl = lane % LK, vl = lane / LK;
   const block_place at(lp);
+  if (lp.lookahead > 0) prefetch_ahead<G>(lp);  // before anything: see prefetch_ahead
   const int64_t b = at.b;
   const int h = at.h, V = p.dv;
   const int vw = at.tile * lp.v_tile + warp * G::v_per_warp;  // warp's first value

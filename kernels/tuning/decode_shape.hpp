@@ -91,6 +91,10 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      q/k/v/output take the t1_bf16io body (where the tile fits), with
 //                      register caps t1_bf16io_{f32,b16}_bound and blocks of up to
 //                      t1_bf16io_max_warps_v warps.
+//   t1_bf16io_f32_lookahead_blocks_per_sm  fp32-state t1_bf16io grids of less
+//                      than two waves of this many blocks per SM: each block of
+//                      the first wave first prefetches into L2 the state tile of
+//                      the block this many blocks per SM later (0: off).
 //   programmatic_prefetch_max_bytes_per_sm  CUDA sm_90+, programmatic launch:
 //                      blocks of the t1_small and general kernels prefetch their
 //                      state tile and operand lines into L2 before waiting for the previous kernel

@@ -55,6 +55,7 @@ struct decode_tuning<906> {
   static constexpr bool t1_bf16io = false;
   static constexpr int t1_bf16io_f32_bound = 0, t1_bf16io_b16_bound = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;
+  static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 0;  // prefetch_l2 is a no-op on AMD
   static constexpr int t1_max_warps_v = 2, t1_vlast_max_warps_v = 2;
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 0;  // no programmatic launch on AMD
   // No bulk-copy engine on gfx906: no streaming kernel (decode_mode::t1_pipe).
