@@ -25,7 +25,7 @@ void usage(std::FILE* f) {
       "  --commit ID             commit id recorded (default: from configure time)\n"
       "  --invocation TEXT       the wrapper command that ran dk_bench, recorded as is\n"
       "  --copy-reference        decode on GPUs: also time a graph of R device copies that\n"
-      "                          move each call's bytes (the in-graph timing's ceiling)\n"
+      "                          move each call's bytes (memcpy nodes: not a kernel's ceiling)\n"
       "  --list                  list the workloads and exit\n",
       f);
 }

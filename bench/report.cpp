@@ -201,7 +201,7 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
                  tflops);
     if (r.status == "bad_output") std::fprintf(f, "  ^ %s\n", r.message.c_str());
   }
-  // --copy-reference: the in-graph ceiling of each decode row.
+  // --copy-reference: the same bytes moved by a graph of device copies, per decode row.
   for (const result& r : results) {
     const stats c = summarize(r.stream_copy_us);
     if (c.n)
