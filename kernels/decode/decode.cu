@@ -121,10 +121,13 @@ constexpr entry entry_of() {
   return {&launch_one<F, C, S, L, M>, variant};
 }
 
-// Whether the family's bf16-I/O body takes this instance's tile (K-last only).
+// Whether the family's bf16-I/O mode takes this instance (else it runs t1).
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr bool takes_bf16io() {
-  if constexpr (!tuning::decode_tuning<F>::t1_bf16io || L != state_layout::k_last) return false;
+  if constexpr (!tuning::decode_tuning<F>::t1_bf16io) return false;
+  // V-last: the t1 body with the activation dtypes fixed at compile time, for
+  // fp32 state only (16-bit state V-last B=32 was slower with it: 25.8 -> 26.3 us).
+  else if constexpr (L != state_layout::k_last) return S == dtype::f32;
   else return bf16io_fits<geometry<F, C, S, L, M>>();
 }
 // The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small

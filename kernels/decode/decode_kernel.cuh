@@ -2,7 +2,8 @@
 // decode_body (everything; described here), decode_t1_body (T = 1, gate
 // none/scalar, K = 64/128: no staging, 16-bit state packed in registers) and
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
-// decode_t1_bf16io.cuh), one block per (sequence, value head, V tile); and the
+// decode_t1_bf16io.cuh; V-last bf16 activations run decode_t1_body with the
+// dtypes fixed), one block per (sequence, value head, V tile); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // The block reads its tile of the state once into registers, runs the T <= 16
@@ -122,7 +123,6 @@ struct geometry {
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
-  static_assert(!bf16io || k_last, "t1_bf16io: K-last only");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
                 "V-last T = 1 keys per thread are read as one run of 4, 8 or 16");
@@ -855,6 +855,20 @@ DK_DEVICE void prefetch_ahead(const launch_params& lp) {
   if (ahead < gridDim.x) prefetch_tile_l2<G>(lp, ahead);
 }
 
+// An activation operand (q, k, v, out) as a T = 1 body reads it: in t1_bf16io
+// instances its dtype is bf16 at compile time (the runtime dtype branches fold
+// away); elsewhere the operand itself.
+template <class G>
+DK_DEVICE decltype(auto) io_operand(const operand& o) {
+  if constexpr (G::bf16io) {
+    operand typed = o;
+    typed.type = dtype::bf16;
+    return typed;
+  } else {
+    return (o);
+  }
+}
+
 // One block per (sequence, value head, V tile), T = 1, gate none or scalar,
 // K = k_cover exactly (K-last: warps_k 1; V-last may split K over warps_k
 // warps, finished through shared memory). A thread holds `rows` x (vec_chunks x 16 B)
@@ -896,14 +910,17 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   // 2. Everything else this thread needs, issued before the slot is used.
   auto key0 = [&](int r) { return KL ? (r * LK + kl) * VEC : (kwp * LK + kl) * NR; };  // first key of run r
   const int qk_head = at.qk_head;
+  auto&& q_io = io_operand<G>(p.q);
+  auto&& k_io = io_operand<G>(p.k);
+  auto&& v_io = io_operand<G>(p.v);
   uint32_t qw[KRUNS][KRUN], kw[KRUNS][KRUN];
   {
     const int64_t qb = b * p.q.stride[0] + qk_head * p.q.stride[2];
     const int64_t kb = b * p.k.stride[0] + qk_head * p.k.stride[2];
 #pragma unroll
     for (int r = 0; r < KRUNS; ++r) {
-      load_run<KRUN>(p.q, qb + key0(r), true, qw[r]);
-      load_run<KRUN>(p.k, kb + key0(r), true, kw[r]);
+      load_run<KRUN>(q_io, qb + key0(r), true, qw[r]);
+      load_run<KRUN>(k_io, kb + key0(r), true, kw[r]);
     }
   }
   // This thread's values: K-last rows j -> vw + j*LV + vl; V-last chunk c
@@ -914,10 +931,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   uint32_t vwd[KL ? NR : NC][KL ? 1 : VEC];
   if constexpr (KL) {
 #pragma unroll
-    for (int j = 0; j < NR; ++j) vwd[j][0] = krow_value(j) < V ? load_bits(p.v, v_b + krow_value(j)) : 0u;
+    for (int j = 0; j < NR; ++j) vwd[j][0] = krow_value(j) < V ? load_bits(v_io, v_b + krow_value(j)) : 0u;
   } else {
 #pragma unroll
-    for (int c = 0; c < NC; ++c) load_run<VEC>(p.v, v_b + vchunk_value(c), vchunk_value(c) < V, vwd[c]);
+    for (int c = 0; c < NC; ++c) load_run<VEC>(v_io, v_b + vchunk_value(c), vchunk_value(c) < V, vwd[c]);
   }
   head_gate gate;
   gate.issue(p, b, h);
@@ -925,7 +942,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   const int64_t store_slot =
       per_token ? load_index(p.token_indices, b * p.token_indices.stride[0])
                 : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0]) : slot;
-  const operand& out = p.out;
+  auto&& out = io_operand<G>(p.out);
   const int64_t out_b = b * out.stride[0] + h * out.stride[2];
 
   // Padding (slot -1 or out of range): zero output, the pool untouched.
@@ -970,8 +987,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];
-  runs_to_float(kw, p.k.type, kf);
-  runs_to_float(qw, p.q.type, qf);
+  runs_to_float(kw, k_io.type, kf);
+  runs_to_float(qw, q_io.type, qf);
   float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
   for (int a = 0; a < NK; ++a) {
@@ -985,12 +1002,12 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   float vf[NV];
   if constexpr (KL) {
 #pragma unroll
-    for (int j = 0; j < NR; ++j) vf[j] = bits_to_f(vwd[j][0], p.v.type);
+    for (int j = 0; j < NR; ++j) vf[j] = bits_to_f(vwd[j][0], v_io.type);
   } else {
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
       float t[VEC];
-      run_to_float<VEC>(vwd[c], p.v.type, t);
+      run_to_float<VEC>(vwd[c], v_io.type, t);
 #pragma unroll
       for (int e = 0; e < VEC; ++e) vf[c * VEC + e] = t[e];
     }
@@ -1201,7 +1218,7 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
 #endif
     if constexpr (G::pipe && G::k_last) decode_t1_pipe_body<G, S>(kernel_param(lp));
     else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
-    else if constexpr (G::bf16io) decode_t1_bf16io_body<G, S>(kernel_param(lp));
+    else if constexpr (G::bf16io && G::k_last) decode_t1_bf16io_body<G, S>(kernel_param(lp));
     else if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
     else decode_body<G, S>(kernel_param(lp));
   } else {
@@ -1290,7 +1307,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
                    state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   // fp32 bf16io grids of less than two waves: the first wave prefetches the last.
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
-  ls.lp.lookahead = G::bf16io && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
+  ls.lp.lookahead = G::bf16io && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
   ls.smem = G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                   : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
@@ -1313,7 +1330,7 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   // bf16 activations, K-last: the bf16-I/O body (the kernel table falls back to
   // t1 where a tile does not fit it). Small grids keep t1_small: there the chain
   // of dependent shuffles is the critical path, and the reduce-scatter lengthens it.
-  if (table::t1_bf16io && p.r.layout == state_layout::k_last && p.q.type == dtype::bf16 &&
+  if (table::t1_bf16io && p.q.type == dtype::bf16 &&
       p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16)
     return decode_mode::t1_bf16io;
   return decode_mode::t1;

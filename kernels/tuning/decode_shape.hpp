@@ -51,10 +51,11 @@ struct decode_shape {
 //             walkers (K-last: warps, V-last: blocks) stream tiles through a ring
 //             of bulk copies into shared memory, so the bytes in flight are not
 //             capped by registers (kernels/decode/decode_pipe.cuh).
-//   t1_bf16io t1 (not t1_small) for K-last state when q, k, v and the output
-//             are all bf16 and the family's t1_bf16io is set: the same tiles
-//             with compile-time activation types and the sums reduce-scattered
-//             (kernels/decode/decode_t1_bf16io.cuh).
+//   t1_bf16io t1 (not t1_small) when q, k, v and the output are all bf16 and
+//             the family's t1_bf16io is set. K-last: the same tiles with
+//             compile-time activation types and the sums reduce-scattered
+//             (kernels/decode/decode_t1_bf16io.cuh); V-last fp32 state: the t1
+//             body with compile-time activation types (16-bit V-last runs t1).
 enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4 };
 
 // Besides the shapes, each family's decode_tuning<F> holds:
@@ -87,10 +88,12 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      t1_pipe_vlast_warps warps, t1_pipe_vlast_blocks_per_sm per SM,
 //                      t1_pipe_vlast_stages tiles of one t1_pipe_vlast_row_bytes run
 //                      of every key row in flight.
-//   t1_bf16io          whether K-last T = 1 launches of the t1 grid size with bf16
-//                      q/k/v/output take the t1_bf16io body (where the tile fits), with
-//                      register caps t1_bf16io_{f32,b16}_bound and blocks of up to
-//                      t1_bf16io_max_warps_v warps.
+//   t1_bf16io          whether T = 1 launches of the t1 grid size with bf16
+//                      q/k/v/output take decode_mode::t1_bf16io: K-last the
+//                      t1_bf16io body (where the tile fits), with register caps
+//                      t1_bf16io_{f32,b16}_bound and blocks of up to
+//                      t1_bf16io_max_warps_v warps; V-last fp32 state the t1
+//                      V-last tiles, caps and blocks.
 //   t1_bf16io_f32_lookahead_blocks_per_sm  fp32-state t1_bf16io grids of less
 //                      than two waves of this many blocks per SM: each block of
 //                      the first wave first prefetches into L2 the state tile of
@@ -149,7 +152,7 @@ constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
 // The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.
 template <class Table>
 constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = false) {
-  if (bf16io) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
+  if (bf16io && k_last) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
 }
@@ -163,7 +166,7 @@ constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes,
                        k_last ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
                               : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
                        small    ? Table::t1_small_max_warps_v
-                       : bf16io ? Table::t1_bf16io_max_warps_v
+                       : bf16io && k_last ? Table::t1_bf16io_max_warps_v
                        : k_last ? Table::t1_max_warps_v
                                 : Table::t1_vlast_max_warps_v);
 }

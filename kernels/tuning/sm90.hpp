@@ -84,6 +84,8 @@ struct decode_tuning<90> {
   // compile-time activation types and reduce-scattered sums. fp32 state at 72
   // registers (28 warps per SM): B=512 521 us against t1's 549 (64 registers
   // spill 8 bytes: 532; 80: 525); 16-bit state as t1 (within noise).
+  // V-last fp32 state with bf16 activations: the t1 V-last body with
+  // compile-time dtypes, session 6 in graph: B=512 589.1 -> 583.3 us.
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   static constexpr int t1_bf16io_max_warps_v = 1;

@@ -259,6 +259,8 @@ const kernel_choice kH200Kernels[] = {
     {"t1 vlast bf16 state K=V=64 idx64 out_slots", "decode_kv64_vlast_t1"},
     {"t1 vlast f16 state K=128 V=48 none", "decode_kv128_vlast_t1"},
     {"t1 vlast f32 K=64 V=256 raw bf16 gates", "decode_kv64_vlast_t1"},
+    {"t1 bf16io vlast f32 raw B=40 GVA4 strided pad", "decode_kv128_vlast_t1bf16"},
+    {"t1 bf16io vlast f32 K=64 V=48 out_slots idx64", "decode_kv64_vlast_t1bf16"},
     {"t1 per-key (general kernel)", "decode_kv128"},
 };
 bool g_check_kernels = false;  // set for a 132-SM sm_90a device
@@ -802,6 +804,24 @@ std::vector<case_desc> check_cases(bool small) {
     c.layout = DK_STATE_V_LAST;
     c.raw = c.logit = c.l2norm = true;
     c.gates = elem::bf16;
+    add(c);
+  }
+  // fp32 state V-last with bf16 activations on the t1 grid (>= 132 heads):
+  // decode_mode::t1_bf16io runs the t1 body with compile-time dtypes.
+  {
+    case_desc c{"t1 bf16io vlast f32 raw B=40 GVA4 strided pad", 40, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io vlast f32 K=64 V=48 out_slots idx64", 40, 1, 1, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = c.idx64 = true;
     add(c);
   }
   {
