@@ -3,10 +3,9 @@
 // Drives dk::gpu::prefill_* directly with hand-filled dk::prefill_problem, so it needs
 // neither the C API nor the CUDA backend.
 //
-// Build (on a machine with nvcc; add more -gencode lines as needed):
-//   nvcc -std=c++17 -O3 -gencode arch=compute_90a,code=sm_90a -Ihal/include -Ihal/internal \
-//        scripts/prefill-check.cu kernels/prefill/*.cu -o prefill-check
-// Run: ./prefill-check [--no-long] [--no-perf] [--only SUBSTRING] [--time-only] [--perf-first]
+// Built as dk_cuda_prefill_check (sm_90a only) by the CUDA presets that include 90a;
+// scripts/gpu-check runs it with --no-perf.
+// Run: dk_cuda_prefill_check [--no-long] [--no-perf] [--only SUBSTRING] [--time-only] [--perf-first]
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "../kernels/launch.hpp"
-#include "../kernels/prefill/prefill_impl.hpp"
+#include "launch.hpp"
+#include "prefill/prefill_impl.hpp"
 #include "dk/hal.hpp"
 
 // The library's dk::set_error lives in hal/src; this tool links without it.
@@ -428,22 +427,10 @@ static Result run_case(const Case& c, const dk::gpu::target& tgt, uint64_t seed)
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    std::vector<float> ts;
-    for (int it = 0; it < 23; ++it) {
-      CK(cudaEventRecord(e0));
-      dk::gpu::prefill_launch(tgt, p, ws, wsb, nullptr);
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      if (it >= 3) ts.push_back(ms);
-    }
-    std::sort(ts.begin(), ts.end());
-    r.ms = ts[ts.size() / 2];
-    if (std::string(r.impl).find("mma") != std::string::npos) {  // parallel stages alone
-      dk::prefill::overrides().skip_seq = true;
-      ts.clear();
-      for (int it = 0; it < 13; ++it) {
+    // Median ms of `runs` launches after 3 untimed ones.
+    auto median_ms = [&](int runs) {
+      std::vector<float> ts;
+      for (int it = 0; it < runs + 3; ++it) {
         CK(cudaEventRecord(e0));
         dk::gpu::prefill_launch(tgt, p, ws, wsb, nullptr);
         CK(cudaEventRecord(e1));
@@ -452,9 +439,14 @@ static Result run_case(const Case& c, const dk::gpu::target& tgt, uint64_t seed)
         CK(cudaEventElapsedTime(&ms, e0, e1));
         if (it >= 3) ts.push_back(ms);
       }
-      dk::prefill::overrides().skip_seq = false;
       std::sort(ts.begin(), ts.end());
-      r.prep_ms = ts[ts.size() / 2];
+      return ts[ts.size() / 2];
+    };
+    r.ms = median_ms(20);
+    if (std::string(r.impl).find("mma") != std::string::npos) {  // parallel stages alone
+      dk::prefill::overrides().skip_seq = true;
+      r.prep_ms = median_ms(10);
+      dk::prefill::overrides().skip_seq = false;
     }
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
@@ -620,7 +612,7 @@ int main(int argc, char** argv) {
   CK(cudaGetDeviceProperties(&prop, dev));
   int smem_optin = 0;
   CK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  dk::gpu::target tgt{prop.major * 10 + prop.minor, prop.multiProcessorCount, smem_optin};
+  dk::gpu::target tgt{prop.major * 10 + prop.minor, prop.multiProcessorCount, smem_optin, dev};
   printf("device %s sm_%d%d, %d SMs, %d B smem/block\n", prop.name, prop.major, prop.minor,
          prop.multiProcessorCount, smem_optin);
 
