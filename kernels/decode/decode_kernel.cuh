@@ -1170,7 +1170,7 @@ DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
   if (lane >= 8) return;
   const block_place at(lp);
   auto element = [](const operand& o, int64_t i) {
-    return static_cast<const char*>(o.data) + i * (o.type == dtype::f32 ? 4 : 2);
+    return static_cast<const char*>(o.data) + i * dtype_size(o.type);
   };
   const int qk_head = at.qk_head;
   const int half = lane & 1 ? 0 : p.dk / 2;  // lanes 1, 3: first half; 2, 4: second
@@ -1179,7 +1179,7 @@ DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
     case 0:
       if (p.indices.data)
         line = static_cast<const char*>(p.indices.data) +
-               at.b * p.indices.stride[0] * (p.indices.type == dtype::i64 ? 8 : 4);
+               at.b * p.indices.stride[0] * dtype_size(p.indices.type);
       break;
     case 1:
     case 2: line = element(p.q, at.b * p.q.stride[0] + qk_head * p.q.stride[2] + half); break;
