@@ -308,9 +308,7 @@ DK_API dk_status dk_prefill_workspace_size(dk_context* context, const dk_config*
   dk::prefill_problem p;
   dk_status s = dk::validate_prefill(context->device.info.device, config, args, false, &p);
   if (s != DK_STATUS_SUCCESS) return s;
-  const char* name = nullptr;
-  s = context->backend->prefill_query(&context->device, p, &name);
-  if (s != DK_STATUS_SUCCESS) return s;
+  // prefill_workspace plans the call as prefill_query does: same checks, same errors.
   s = context->backend->prefill_workspace(&context->device, p, out_bytes);
   return s == DK_STATUS_SUCCESS ? ok() : s;
 }
@@ -323,10 +321,7 @@ DK_API dk_status dk_prefill_run(dk_context* context, const dk_config* config,
   dk::prefill_problem p;
   dk_status s = dk::validate_prefill(context->device.info.device, config, args, true, &p);
   if (s != DK_STATUS_SUCCESS) return s;
-  const char* name = nullptr;
-  s = context->backend->prefill_query(&context->device, p, &name);
-  if (s != DK_STATUS_SUCCESS) return s;
-  size_t needed = 0;
+  size_t needed = 0;  // (prefill_workspace also refuses what the backend cannot run)
   s = context->backend->prefill_workspace(&context->device, p, &needed);
   if (s != DK_STATUS_SUCCESS) return s;
   if (workspace_bytes < needed)

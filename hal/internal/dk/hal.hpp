@@ -39,7 +39,9 @@ struct backend_vtable {
   // Problems arrive validated (shapes, dtypes, strides). A query answers
   // SUCCESS + a static implementation name, or UNSUPPORTED + set_error().
   // dk_decode_run calls only decode_run (B > 0), which must refuse what
-  // decode_query refuses, with the same status and message.
+  // decode_query refuses, with the same status and message. Likewise
+  // dk_prefill_workspace_size and dk_prefill_run call prefill_workspace
+  // (then prefill_run), not prefill_query: it must refuse what prefill_query does.
   dk_status (*decode_query)(device_handle* device, const decode_problem& p, const char** out_name);
   dk_status (*decode_run)(device_handle* device, const decode_problem& p, void* stream);
   dk_status (*prefill_query)(device_handle* device, const prefill_problem& p, const char** out_name);
