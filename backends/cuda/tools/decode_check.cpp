@@ -1012,25 +1012,28 @@ STORE:
 }
 )";
 
-// Median of `n` graph replays of what `enqueue` puts on the stream, each after
-// the L2 flush; 0 when capture fails.
+// The executable graph of what `enqueue` puts on the stream (nullptr when capture fails).
 template <class Enqueue>
-double graph_median_us(Enqueue&& enqueue, int n = 60, int warm = 10) {
-  if (!g_flush) return 0;
+CUgraphExec capture_graph(Enqueue&& enqueue) {
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  if (cu.cuStreamBeginCapture(CUstream(g_stream), CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) return 0;
+  if (cu.cuStreamBeginCapture(CUstream(g_stream), CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) return nullptr;
   const bool queued = enqueue();
   const bool ok_capture = cu.cuStreamEndCapture(CUstream(g_stream), &graph) == CUDA_SUCCESS && queued &&
                           cu.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
   if (graph) cu.cuGraphDestroy(graph);
-  if (!ok_capture) return 0;
+  return ok_capture ? exec : nullptr;
+}
+
+// Median us of `n` replays of `exec` after `warm` untimed ones, each after the
+// L2 flush when `flush`; destroys `exec`.
+double replay_median_us(CUgraphExec exec, bool flush, int n, int warm) {
   CUevent e0, e1;
   cu.cuEventCreate(&e0, 0);
   cu.cuEventCreate(&e1, 0);
   std::vector<float> ms;
   for (int i = 0; i < n + warm; ++i) {
-    cu.cuMemsetD8Async(g_flush, static_cast<unsigned char>(i), kFlushBytes, CUstream(g_stream));
+    if (flush) cu.cuMemsetD8Async(g_flush, static_cast<unsigned char>(i), kFlushBytes, CUstream(g_stream));
     cu.cuEventRecord(e0, CUstream(g_stream));
     cu.cuGraphLaunch(exec, CUstream(g_stream));
     cu.cuEventRecord(e1, CUstream(g_stream));
@@ -1046,15 +1049,41 @@ double graph_median_us(Enqueue&& enqueue, int n = 60, int warm = 10) {
   return ms[ms.size() / 2] * 1e3;
 }
 
-void print_ref_row(const char* what, int B, double mb, double g_us, double copy_gbps) {
+// Median of `n` graph replays of what `enqueue` puts on the stream, each after
+// the L2 flush; 0 when capture fails.
+template <class Enqueue>
+double graph_median_us(Enqueue&& enqueue, int n = 60, int warm = 10) {
+  if (!g_flush) return 0;
+  const CUgraphExec exec = capture_graph(enqueue);
+  return exec ? replay_median_us(exec, true, n, warm) : 0;
+}
+
+// dk_bench's "in graph" timer for a reference kernel: one graph of `calls`
+// launches (enqueue_call(i) launches call i, on its own copy of the bytes, the
+// copies spanning more than the flush so that each call finds its bytes cold),
+// replayed back to back without a flush; per-call us, 0 when capture fails.
+template <class EnqueueCall>
+double chain_median_us(int calls, EnqueueCall&& enqueue_call, int n = 20, int warm = 3) {
+  const CUgraphExec exec = capture_graph([&] {
+    bool queued = true;
+    for (int i = 0; i < calls && queued; ++i) queued = enqueue_call(i);
+    return queued;
+  });
+  return exec ? replay_median_us(exec, false, n, warm) / calls : 0;
+}
+
+void print_ref_row(const char* what, int B, double mb, double g_us, double copy_gbps,
+                   const char* timer = "(graph, L2 flushed)") {
   const double gbps = g_us > 0 ? mb * 1e6 / (g_us * 1e-6) / 1e9 : 0.0;
   std::printf("| %-9s | %4d |  1 | f32  | klast | %-8s | %-33s | %9s | %8.1f | %8.1f | %5s  | %6s | %9.2f | %5.1f%% |\n",
-              what, B, "ref", "(graph, L2 flushed)", "-", mb, gbps, "-", "-", g_us,
+              what, B, "ref", timer, "-", mb, gbps, "-", "-", g_us,
               copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
 }
 
-// The reference rows: launch floor, one and two dependent memory trips, and a
-// device copy of the bytes a Qwen3-Next fp32 decode of batch B moves.
+// The reference rows: launch floor, one and two dependent memory trips, a
+// device copy of the bytes a Qwen3-Next fp32 decode of batch B moves, the
+// kernels above over those bytes, and (ref-*-chain) the same kernels under
+// dk_bench's in-graph timer: what plain kernels over the same bytes reach there.
 void run_reference(double copy_gbps) {
   CUmodule mod = nullptr;
   CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr,
@@ -1146,6 +1175,41 @@ void run_reference(double copy_gbps) {
         print_ref_row(shuffled ? "ref-tile-scatter" : "ref-tile-slots", B, 2.0 * double(tiles) * 4096 / 1e6, us,
                       copy_gbps);
       }
+    }
+    // The in-graph ceilings of dk_bench's "in graph" rows: the same chain of calls
+    // on cold copies, each call one reference kernel over B's state bytes in
+    // place (one-warp 4 KB tiles like the t1 decode, or the plain 16-byte stream).
+    for (int B : {8, 32, 128}) {
+      const size_t bytes = size_t(B) * slot_bytes;
+      const int calls = std::max<int>(2, int((kFlushBytes + bytes - 1) / bytes));
+      CUdeviceptr chain = 0;
+      if (cu.cuMemAlloc(&chain, bytes * size_t(calls)) != CUDA_SUCCESS) {
+        std::printf("  (chain reference rows, B=%d: allocation failed)\n", B);
+        continue;
+      }
+      cu.cuMemsetD8Async(chain, 1, bytes * size_t(calls), CUstream(g_stream));
+      char timer[40];
+      std::snprintf(timer, sizeof timer, "(graph of %d calls)", calls);
+      CUdeviceptr no_index = 0;
+      unsigned no_spin = 0;
+      const unsigned tiles = unsigned(bytes / 4096);
+      const double tile_us = chain_median_us(calls, [&](int i) {
+        CUdeviceptr at = chain + size_t(i) * bytes;
+        void* args[] = {&at, &no_index, &no_spin};
+        return cu.cuLaunchKernel(f_tile, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args, nullptr) ==
+               CUDA_SUCCESS;
+      });
+      print_ref_row("ref-tile-chain", B, 2.0 * double(bytes) / 1e6, tile_us, copy_gbps, timer);
+      unsigned long long n16 = bytes / 16;
+      const double rmw_us = chain_median_us(calls, [&](int i) {
+        CUdeviceptr at = chain + size_t(i) * bytes;
+        void* args[] = {&at, &at, &n16};
+        return cu.cuLaunchKernel(f_stream, unsigned((n16 + 255) / 256), 1, 1, 256, 1, 1, 0, CUstream(g_stream),
+                                 args, nullptr) == CUDA_SUCCESS;
+      });
+      print_ref_row("ref-rmw-chain", B, 2.0 * double(bytes) / 1e6, rmw_us, copy_gbps, timer);
+      cu.cuStreamSynchronize(CUstream(g_stream));
+      cu.cuMemFree(chain);
     }
   }
   cu.cuStreamSynchronize(CUstream(g_stream));
