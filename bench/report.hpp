@@ -33,7 +33,8 @@ struct result {
   std::vector<double> stream_pdl_us;  // the same graph with DK_OPTION_PROGRAMMATIC_LAUNCH on
   std::string stream_pdl_note;        // why there is no such time
   // --copy-reference: per copy of a graph of R device-to-device copies of bytes_moved / 2
-  // each (the same bytes read and written as a call), the ceiling of stream_us.
+  // each (the same bytes read and written as a call): the graph's copy path, not a
+  // ceiling of stream_us (memcpy nodes are slower than the decode on the H200).
   std::vector<double> stream_copy_us;
   std::string stream_copy_note;
   double host_us = -1;            // host time per eager call; < 0 when not measured

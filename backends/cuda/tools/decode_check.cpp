@@ -1326,35 +1326,17 @@ bool run_bench(const bench_case& c, double copy_gbps) {
   }
   // Graph replays with the L2 flushed before each (as dk_bench times them): one
   // captured call, its slots fixed (the flush keeps them out of L2).
-  std::vector<float> gms;
+  double g_us = 0.0;
   if (g_flush) {
-    CUgraph graph = nullptr;
-    CUgraphExec exec = nullptr;
-    bool captured = cu.cuStreamBeginCapture(CUstream(g_stream), CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS;
-    const dk_status s = captured ? dk_decode_run(g_ctx, &cfg, &a, g_stream) : DK_STATUS_DEVICE_ERROR;
-    captured = captured && cu.cuStreamEndCapture(CUstream(g_stream), &graph) == CUDA_SUCCESS &&
-               s == DK_STATUS_SUCCESS && cu.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS;
-    if (graph) cu.cuGraphDestroy(graph);
-    for (int i = 0; captured && i < iters + warm; ++i) {
-      cu.cuMemsetD8Async(g_flush, static_cast<unsigned char>(i), kFlushBytes, CUstream(g_stream));
-      cu.cuEventRecord(e0, CUstream(g_stream));
-      cu.cuGraphLaunch(exec, CUstream(g_stream));
-      cu.cuEventRecord(e1, CUstream(g_stream));
-      cu.cuEventSynchronize(e1);
-      float t = 0;
-      cu.cuEventElapsedTime(&t, e0, e1);
-      if (i >= warm) gms.push_back(t);
-    }
-    if (exec) cu.cuGraphExecDestroy(exec);
-    if (!captured) std::printf("  (graph capture failed for %s)\n", label_of(c).c_str());
+    g_us = graph_median_us([&] { return dk_decode_run(g_ctx, &cfg, &a, g_stream) == DK_STATUS_SUCCESS; }, iters,
+                           warm);
+    if (g_us == 0.0) std::printf("  (graph capture failed for %s)\n", label_of(c).c_str());
   }
   cu.cuEventDestroy(e0);
   cu.cuEventDestroy(e1);
   std::sort(ms.begin(), ms.end());
-  std::sort(gms.begin(), gms.end());
   std::sort(host_us.begin(), host_us.end());
   const double t_us = ms[ms.size() / 2] * 1e3;
-  const double g_us = gms.empty() ? 0.0 : gms[gms.size() / 2] * 1e3;
   const double bytes = (c.pad ? 0.0 : 2.0 * B * slot_bytes) + 2.0 * B * T * HQ * K * 2 +
                        2.0 * B * T * HV * V * 2 + double(B) * T * HV * (gw + 1) * 4;
   const double gbps = bytes / (t_us * 1e-6) / 1e9;
