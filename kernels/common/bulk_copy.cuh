@@ -1,10 +1,12 @@
-// Bulk global -> shared copies by the copy engine (TMA, cp.async.bulk; NVIDIA
-// sm_90+) completing on shared-memory mbarriers: a kernel keeps many tiles in
-// flight without registers or per-thread copy tracking. Where DK_HAS_TMA is 0
-// (sm_80, gfx906, the host pass) these compile to a trap (the barrier-init
-// fence to nothing), so portable kernel
-// templates still build; the tuning tables select such kernels only where the
-// device pass has TMA.
+// Asynchronous global -> shared copies that hold no registers in flight:
+// - bulk copies by the copy engine (TMA, cp.async.bulk; NVIDIA sm_90+)
+//   completing on shared-memory mbarriers: many tiles in flight without
+//   per-thread copy tracking;
+// - per-thread 16-byte copies (cp.async; NVIDIA sm_80+).
+// Where the device pass lacks one (DK_HAS_TMA / DK_HAS_CP_ASYNC is 0: gfx906,
+// the host pass, sm_80 for TMA) its functions compile to a trap (the
+// barrier-init fence to nothing), so portable kernel templates still build;
+// the tuning tables select such kernels only where the device pass has them.
 #pragma once
 #include "vendor.cuh"
 
@@ -16,6 +18,28 @@ DK_DEVICE uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 #endif
+
+// Per-thread asynchronous 16-byte copies global -> shared (cp.async.cg: through
+// L2 only), so that bytes in flight hold no registers. `valid` false fills the
+// 16 bytes with zeros and reads nothing. A thread sees its own copies after
+// copy16_async_wait_all (others' need a barrier as well).
+DK_DEVICE void copy16_async(void* smem_dst, const void* src, bool valid) {
+#if DK_HAS_CP_ASYNC
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(smem_dst)), "l"(src),
+               "r"(valid ? 16u : 0u)
+               : "memory");
+#else
+  (void)smem_dst, (void)src, (void)valid;
+  trap();
+#endif
+}
+DK_DEVICE void copy16_async_wait_all() {
+#if DK_HAS_CP_ASYNC
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#else
+  trap();
+#endif
+}
 
 // One thread initialises a barrier that completes a phase on one arrival (plus
 // the bytes announced with it); then bulk_barrier_init_done before any use.

@@ -61,6 +61,9 @@ struct geometry {
   static constexpr bool bf16io = M == decode_mode::t1_bf16io;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
+  // K-last fp32 t1_bf16io with the table's t1_bf16io_f32_smem_state: the state
+  // tile arrives in shared memory by cp.async instead of in registers.
+  static constexpr bool smem_state = bf16io && k_last && esize == 4 && table::t1_bf16io_f32_smem_state;
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
@@ -1309,8 +1312,9 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
   ls.lp.lookahead = G::bf16io && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
-  ls.smem = G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
-                  : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
+  ls.smem = G::smem_state ? size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks * 16
+            : G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
+                    : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
   return ls;
 }

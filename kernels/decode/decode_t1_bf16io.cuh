@@ -34,6 +34,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   static_assert(bf16io_fits<G>(), "t1_bf16io: 2 * rows must fit in lanes_k");
   static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
   static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
+  static_assert(!G::smem_state || (S == dtype::f32 && VEC == 4), "t1_bf16io: shared-memory tiles are fp32");
   static_assert(!G::stream_state, "t1_bf16io: plain state loads/stores (no table sets t1_stream_state)");
 
   const decode_problem& p = lp.p;
@@ -90,18 +91,38 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     return;
   }
 
-  // 2. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once.
+  // 2. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once:
+  // into registers (s), or (G::smem_state) by cp.async into this thread's slots
+  // of the warp's shared tile, slot (r, c) at mine[(r * NC + c) * 32]: a warp's
+  // 16-byte accesses to one slot are contiguous (no bank conflict), and each
+  // thread reads back only its own copies (no barrier).
   const int64_t row_stride = p.pool.stride[2];
   const char* head = static_cast<const char*>(p.pool.data) + (slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
-  uint32_t s[NR][W];
+  uint32_t s[G::smem_state ? 1 : NR][W];
+  [[maybe_unused]] u32x4* mine = nullptr;
+  if constexpr (G::smem_state) {
+    extern __shared__ f32x4 smem_vec[];
+    mine = reinterpret_cast<u32x4*>(smem_vec) + warp * (NR * NC * kWarpSize) + lane;
+    // Element (r, c) of this thread at from + r * row_step + c * LK * 16.
+    const char* const from = head + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
+    const int64_t row_step = int64_t(LV) * row_stride * ES;
 #pragma unroll
-  for (int r = 0; r < NR; ++r)
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
-    for (int c = 0; c < NC; ++c) {
-      u32x4 x{0u, 0u, 0u, 0u};
-      if (row_value(r) < V) x = load16(head + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES);
-      s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
-    }
+      for (int c = 0; c < NC; ++c) {
+        const bool valid = row_value(r) < V;
+        copy16_async(mine + (r * NC + c) * kWarpSize, valid ? from + r * row_step + c * LK * 16 : head, valid);
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        u32x4 x{0u, 0u, 0u, 0u};
+        if (row_value(r) < V) x = load16(head + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES);
+        s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
+      }
+  }
 
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
   // the gate and beta.
@@ -127,17 +148,36 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // so value m ends at the lanes with kl / OFF_T == m; the stages below OFF_T
   // finish the sum as a butterfly.
   float a[M];
+  if constexpr (G::smem_state) {
+    // Chunk by chunk (VEC keys of q and k unpacked at a time, fewer live registers).
+    copy16_async_wait_all();
 #pragma unroll
-  for (int r = 0; r < NR; ++r) {
-    float x = 0.f, y = 0.f;
+    for (int i = 0; i < M; ++i) a[i] = 0.f;
 #pragma unroll
-    for (int i = 0; i < NK; ++i) {
-      const float st = tile_elem<S, W>(s[r], i);
-      x = fmaf(st, unpack(kw, i), x);
-      y = fmaf(st, qf[i], y);
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int r = 0; r < NR; ++r) {
+        const u32x4 x = mine[(r * NC + c) * kWarpSize];
+        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          a[2 * r] = fmaf(bits_to_float(w[j]), unpack(kw, c * VEC + j), a[2 * r]);
+          a[2 * r + 1] = fmaf(bits_to_float(w[j]), qf[c * VEC + j], a[2 * r + 1]);
+        }
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      float x = 0.f, y = 0.f;
+#pragma unroll
+      for (int i = 0; i < NK; ++i) {
+        const float st = tile_elem<S, W>(s[r], i);
+        x = fmaf(st, unpack(kw, i), x);
+        y = fmaf(st, qf[i], y);
+      }
+      a[2 * r] = x;
+      a[2 * r + 1] = y;
     }
-    a[2 * r] = x;
-    a[2 * r + 1] = y;
   }
 #pragma unroll
   for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
@@ -168,30 +208,48 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   for (int r = 0; r < NR; ++r) uk[r] = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
   if (store_slot < 0 || store_slot >= p.pool_slots) return;
 
-  // 6. The rank-1 update in place (packed for 16-bit state) and the stores.
-#pragma unroll
-  for (int r = 0; r < NR; ++r) {
-    if constexpr (S == dtype::f32) {
-#pragma unroll
-      for (int i = 0; i < NK; ++i) s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, unpack(kw, i) * uk[r]));
-    } else {
-#pragma unroll
-      for (int i = 0; i < NK; i += 2) {
-        const float lo = fmaf(tile_elem<S, W>(s[r], i), d, unpack(kw, i) * uk[r]);
-        const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, unpack(kw, i + 1) * uk[r]);
-        s[r][i >> 1] = pack_halves<S>(lo, hi);
-      }
-    }
-  }
+  // 6. The rank-1 update in place (packed for 16-bit state) and the stores;
+  // from shared memory, vector by vector (read, updated, stored).
   char* dst = const_cast<char*>(static_cast<const char*>(p.pool.data)) +
               (store_slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
+  if constexpr (G::smem_state) {
+    char* const to = dst + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
+    const int64_t row_step = int64_t(LV) * row_stride * ES;
 #pragma unroll
-  for (int r = 0; r < NR; ++r)
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
-    for (int c = 0; c < NC; ++c)
-      if (row_value(r) < V)
-        store16(dst + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES,
-                u32x4{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]});
+      for (int c = 0; c < NC; ++c) {
+        const u32x4 x = mine[(r * NC + c) * kWarpSize];
+        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+        uint32_t n[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, unpack(kw, c * VEC + j) * uk[r]));
+        if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, u32x4{n[0], n[1], n[2], n[3]});
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      if constexpr (S == dtype::f32) {
+#pragma unroll
+        for (int i = 0; i < NK; ++i) s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, unpack(kw, i) * uk[r]));
+      } else {
+#pragma unroll
+        for (int i = 0; i < NK; i += 2) {
+          const float lo = fmaf(tile_elem<S, W>(s[r], i), d, unpack(kw, i) * uk[r]);
+          const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, unpack(kw, i + 1) * uk[r]);
+          s[r][i >> 1] = pack_halves<S>(lo, hi);
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c)
+        if (row_value(r) < V)
+          store16(dst + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES,
+                  u32x4{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]});
+  }
 }
 
 }  // namespace dk::gpu::decode_detail

@@ -88,6 +88,8 @@ struct decode_tuning<90> {
   // compile-time dtypes, session 6 in graph: B=512 589.1 -> 583.3 us.
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
+  // fp32 state: the tile in shared memory (cp.async) instead of registers.
+  static constexpr bool t1_bf16io_f32_smem_state = false;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
   // fp32 t1_bf16io grids of less than two waves (fp32 B=8: 4096 one-warp
