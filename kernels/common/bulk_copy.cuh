@@ -22,9 +22,7 @@ DK_DEVICE uint32_t shared_address(const void* p) {
 // Per-thread asynchronous 16-byte copies global -> shared (cp.async.cg: through
 // L2 only), so that bytes in flight hold no registers. `valid` false fills the
 // 16 bytes with zeros and reads nothing. A thread sees its own copies after
-// copy16_async_wait_all, or once its group is complete (copy16_async_commit
-// closes a group; copy16_async_wait<N> waits until at most N groups are
-// pending); other threads' copies need a barrier as well.
+// copy16_async_wait_all (others' need a barrier as well).
 DK_DEVICE void copy16_async(void* smem_dst, const void* src, bool valid) {
 #if DK_HAS_CP_ASYNC
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(smem_dst)), "l"(src),
@@ -32,19 +30,6 @@ DK_DEVICE void copy16_async(void* smem_dst, const void* src, bool valid) {
                : "memory");
 #else
   (void)smem_dst, (void)src, (void)valid;
-  trap();
-#endif
-}
-DK_DEVICE void copy16_async_commit() {
-#if DK_HAS_CP_ASYNC
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N>
-DK_DEVICE void copy16_async_wait() {
-#if DK_HAS_CP_ASYNC
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#else
   trap();
 #endif
 }

@@ -45,7 +45,6 @@ struct launch_params {
   int v_shift;  // log2(v_tile) (not used by t1_pipe)
   int chunk;    // t1_pipe: tiles dealt to a walker at a time (0: one contiguous run)
   int prefetch;  // programmatic launch: prefetch the block's state tile before the wait
-  int warp_tiles;  // t1_bf16io with shared-memory state: tiles each warp takes in turn (1 or geometry::smem_tiles)
   int lookahead;  // t1_bf16io grids under 2 waves: block i < blocks - lookahead prefetches block i + lookahead's tile (0: none)
   // block_place's divisors (V tiles, HV, value heads per q/k head), set by set_divisors.
   fast_div by_v_tiles, by_hv, by_group;
@@ -65,8 +64,6 @@ struct geometry {
   // K-last fp32 t1_bf16io with the table's t1_bf16io_f32_smem_state: the state
   // tile arrives in shared memory by cp.async instead of in registers.
   static constexpr bool smem_state = bf16io && k_last && esize == 4 && table::t1_bf16io_f32_smem_state;
-  // The most tiles one warp takes in turn (launch_params::warp_tiles; shared-memory state only).
-  static constexpr int smem_tiles = smem_state ? table::t1_bf16io_f32_warp_tiles : 1;
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
@@ -1288,7 +1285,6 @@ launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
                     ? table::t1_pipe_chunk
                     : 0;
   ls.lp.prefetch = 0;  // persistent walkers: a prefetch would run far ahead of its use
-  ls.lp.warp_tiles = 1;
   ls.lp.lookahead = 0;
   return ls;
 }
@@ -1299,14 +1295,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   launch_shape ls;
   const int wv = warps_along_v<G>(compute_units, p);
   ls.lp.p = p;
-  // Shared-memory state: each warp takes smem_tiles tiles in turn on grids of
-  // at least t1_bf16io_f32_warp_tiles_min_heads_per_sm (sequence, head) pairs per SM.
-  const int64_t heads = int64_t(p.batch) * p.hv;
-  ls.lp.warp_tiles =
-      G::smem_tiles > 1 && heads >= int64_t(G::table::t1_bf16io_f32_warp_tiles_min_heads_per_sm) * compute_units
-          ? G::smem_tiles
-          : 1;
-  ls.lp.v_tile = wv * G::v_per_warp * ls.lp.warp_tiles;
+  ls.lp.v_tile = wv * G::v_per_warp;
   ls.lp.chunk = 0;
   ls.lp.v_shift = 0;
   while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
@@ -1323,7 +1312,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
   ls.lp.lookahead = G::bf16io && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
-  ls.smem = G::smem_state ? size_t(ls.threads) * ls.lp.warp_tiles * G::shape.rows * G::shape.vec_chunks * 16
+  ls.smem = G::smem_state ? size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks * 16
             : G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);

@@ -31,13 +31,10 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   constexpr int NK = NC * VEC;    // keys per thread (NC runs of VEC)
   constexpr int M = 2 * NR;       // x and y of each row: value m = 2 * row + (y ? 1 : 0)
   constexpr int OFF_T = LK / M;   // after the scatter: lane offset from a row's x to its y
-  constexpr int VPW = G::v_per_warp;  // rows (values) of one tile
-  constexpr int TPW = G::smem_tiles;  // most tiles a warp takes (shared-memory state only)
   static_assert(bf16io_fits<G>(), "t1_bf16io: 2 * rows must fit in lanes_k");
   static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
   static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
   static_assert(!G::smem_state || (S == dtype::f32 && VEC == 4), "t1_bf16io: shared-memory tiles are fp32");
-  static_assert(TPW == 1 || (G::smem_state && TPW == 2), "t1_bf16io: two tiles per warp, from shared memory only");
   static_assert(!G::stream_state, "t1_bf16io: plain state loads/stores (no table sets t1_stream_state)");
 
   const decode_problem& p = lp.p;
@@ -47,10 +44,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   if (lp.lookahead > 0) prefetch_ahead<G>(lp);  // before anything: see prefetch_ahead
   const int64_t b = at.b;
   const int h = at.h, V = p.dv;
-  // A warp takes `tiles` consecutive tiles of VPW rows (G::smem_tiles > 1 only).
-  const int tiles = TPW > 1 ? lp.warp_tiles : 1;
-  const int vw = at.tile * lp.v_tile + warp * VPW * tiles;  // warp's first value
-  auto row_value = [&](int t, int r) { return vw + t * VPW + r * LV + vl; };  // row r of tile t
+  const int vw = at.tile * lp.v_tile + warp * G::v_per_warp;  // warp's first value
+  auto row_value = [&](int r) { return vw + r * LV + vl; };  // this thread's state row r
   // After the scatter this lane holds value m of its row group: row mj, x or y.
   const int m = kl / OFF_T, mj = m >> 1;
   const bool holds_y = (m & 1) != 0;
@@ -79,14 +74,9 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
       k2[0] = e.x, k2[1] = e.y, k2[2] = e.z, k2[3] = e.w;
     }
   }
-  const int my_value = vw + mj * LV + vl;  // the row this lane finishes (tile t: + t * VPW)
+  const int my_value = vw + mj * LV + vl;  // the row this lane finishes
   const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data);
-  uint32_t v_bits[TPW];
-#pragma unroll
-  for (int t = 0; t < TPW; ++t) {
-    const int value = my_value + t * VPW;
-    v_bits[t] = t < tiles && value < V ? uint32_t(vp[b * p.v.stride[0] + h * p.v.stride[2] + value]) : 0u;
-  }
+  const uint32_t v_bits = my_value < V ? uint32_t(vp[b * p.v.stride[0] + h * p.v.stride[2] + my_value]) : 0u;
   head_gate gate;
   gate.issue(p, b, h);
   const int64_t store_slot =
@@ -97,50 +87,39 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
 
   // Padding (slot -1 or out of range): zero output, the pool untouched.
   if (slot < 0 || slot >= p.pool_slots) {
-#pragma unroll
-    for (int t = 0; t < TPW; ++t)
-      if (t < tiles && writes_row && my_value + t * VPW < V) out[my_value + t * VPW] = 0;
+    if (writes_row && my_value < V) out[my_value] = 0;
     return;
   }
 
-  // 2. The state: NR rows x NC 16-byte vectors per tile, all loads in flight at
-  // once: into registers (s), or (G::smem_state) by cp.async into this
-  // thread's slots of the warp's shared tiles, one copy group per tile; slot
-  // (t, r, c) at mine[((t * NR + r) * NC + c) * 32]: a warp's 16-byte accesses
-  // to one slot are contiguous (no bank conflict), and each thread reads back
-  // only its own copies (no barrier).
+  // 2. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once:
+  // into registers (s), or (G::smem_state) by cp.async into this thread's slots
+  // of the warp's shared tile, slot (r, c) at mine[(r * NC + c) * 32]: a warp's
+  // 16-byte accesses to one slot are contiguous (no bank conflict), and each
+  // thread reads back only its own copies (no barrier).
   const int64_t row_stride = p.pool.stride[2];
   const char* head = static_cast<const char*>(p.pool.data) + (slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
   uint32_t s[G::smem_state ? 1 : NR][W];
   [[maybe_unused]] u32x4* mine = nullptr;
-  // Element (t, r, c) of this thread at thread_base + (t * NR + r) * row_step + c * LK * 16.
-  const int64_t row_step = int64_t(LV) * row_stride * ES;
-  const int64_t thread_offset = (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
-  auto slot_of = [&](int t, int r, int c) { return mine + ((t * NR + r) * NC + c) * kWarpSize; };
   if constexpr (G::smem_state) {
     extern __shared__ f32x4 smem_vec[];
-    mine = reinterpret_cast<u32x4*>(smem_vec) + warp * (TPW * NR * NC * kWarpSize) + lane;
-    const char* const from = head + thread_offset;
+    mine = reinterpret_cast<u32x4*>(smem_vec) + warp * (NR * NC * kWarpSize) + lane;
+    // Element (r, c) of this thread at from + r * row_step + c * LK * 16.
+    const char* const from = head + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
+    const int64_t row_step = int64_t(LV) * row_stride * ES;
 #pragma unroll
-    for (int t = 0; t < TPW; ++t) {
-      if (t < tiles) {
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
-        for (int r = 0; r < NR; ++r)
-#pragma unroll
-          for (int c = 0; c < NC; ++c) {
-            const bool valid = row_value(t, r) < V;
-            copy16_async(slot_of(t, r, c), valid ? from + (t * NR + r) * row_step + c * LK * 16 : head, valid);
-          }
+      for (int c = 0; c < NC; ++c) {
+        const bool valid = row_value(r) < V;
+        copy16_async(mine + (r * NC + c) * kWarpSize, valid ? from + r * row_step + c * LK * 16 : head, valid);
       }
-      copy16_async_commit();
-    }
   } else {
 #pragma unroll
     for (int r = 0; r < NR; ++r)
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         u32x4 x{0u, 0u, 0u, 0u};
-        if (row_value(0, r) < V) x = load16(head + (int64_t(row_value(0, r)) * row_stride + (c * LK + kl) * VEC) * ES);
+        if (row_value(r) < V) x = load16(head + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES);
         s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
       }
   }
@@ -163,122 +142,113 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   float d, beta;
   gate.finish(p, d, beta);
 
-  // Steps 4-6 for each of the warp's tiles.
+  // 4. x and y of each row over this thread's keys, then the reduce-scatter:
+  // at the stage of lane offset `off`, lanes with that bit keep the upper half
+  // of their remaining values and send the lower half (the others the reverse),
+  // so value m ends at the lanes with kl / OFF_T == m; the stages below OFF_T
+  // finish the sum as a butterfly.
+  float a[M];
+  if constexpr (G::smem_state) {
+    // Chunk by chunk (VEC keys of q and k unpacked at a time, fewer live registers).
+    copy16_async_wait_all();
 #pragma unroll
-  for (int t = 0; t < TPW; ++t) {
-    if (t >= tiles) break;
-    // 4. x and y of each row over this thread's keys, then the reduce-scatter:
-    // at the stage of lane offset `off`, lanes with that bit keep the upper
-    // half of their remaining values and send the lower half (the others the
-    // reverse), so value m ends at the lanes with kl / OFF_T == m; the stages
-    // below OFF_T finish the sum as a butterfly.
-    float a[M];
-    if constexpr (G::smem_state) {
-      // This tile's copy group; then chunk by chunk (VEC keys of q and k at a time).
-      if (t + 1 < TPW) copy16_async_wait<1>();
-      else copy16_async_wait<0>();
+    for (int i = 0; i < M; ++i) a[i] = 0.f;
 #pragma unroll
-      for (int i = 0; i < M; ++i) a[i] = 0.f;
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int r = 0; r < NR; ++r) {
+        const u32x4 x = mine[(r * NC + c) * kWarpSize];
+        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          a[2 * r] = fmaf(bits_to_float(w[j]), unpack(kw, c * VEC + j), a[2 * r]);
+          a[2 * r + 1] = fmaf(bits_to_float(w[j]), qf[c * VEC + j], a[2 * r + 1]);
+        }
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      float x = 0.f, y = 0.f;
+#pragma unroll
+      for (int i = 0; i < NK; ++i) {
+        const float st = tile_elem<S, W>(s[r], i);
+        x = fmaf(st, unpack(kw, i), x);
+        y = fmaf(st, qf[i], y);
+      }
+      a[2 * r] = x;
+      a[2 * r + 1] = y;
+    }
+  }
+#pragma unroll
+  for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
+    const bool upper = (kl & off) != 0;
+#pragma unroll
+    for (int i = 0; i < n / 2; ++i) {
+      const float send = upper ? a[i] : a[i + n / 2];
+      const float keep = upper ? a[i + n / 2] : a[i];
+      a[i] = keep + shfl_xor(send, off);
+    }
+  }
+#pragma unroll
+  for (int off = OFF_T / 2; off > 0; off >>= 1) a[0] += shfl_xor(a[0], off);
+  const float other = shfl_xor(a[0], OFF_T);  // the row's other value
+  const float x = holds_y ? other : a[0], y = holds_y ? a[0] : other;
+
+  float rk = 1.f, rq = p.r.scale;
+  if (p.r.qk_l2norm) {
+    rk = rsqrtf(kk + 1e-6f);
+    rq *= rsqrtf(qq + 1e-6f);
+  }
+  // 5. The row's u and output (= S_new^T q_hat), once per row; rk u to every lane of the row.
+  const float u = beta * (bf16_bits_to_float(uint16_t(v_bits)) - d * rk * x);
+  if (writes_row && my_value < V) out[my_value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));
+  const float uk_mine = u * rk;
+  float uk[NR];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) uk[r] = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
+  if (store_slot < 0 || store_slot >= p.pool_slots) return;
+
+  // 6. The rank-1 update in place (packed for 16-bit state) and the stores;
+  // from shared memory, vector by vector (read, updated, stored).
+  char* dst = const_cast<char*>(static_cast<const char*>(p.pool.data)) +
+              (store_slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
+  if constexpr (G::smem_state) {
+    char* const to = dst + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
+    const int64_t row_step = int64_t(LV) * row_stride * ES;
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const u32x4 x = mine[(r * NC + c) * kWarpSize];
+        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+        uint32_t n[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, unpack(kw, c * VEC + j) * uk[r]));
+        if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, u32x4{n[0], n[1], n[2], n[3]});
+      }
+  } else {
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      if constexpr (S == dtype::f32) {
+#pragma unroll
+        for (int i = 0; i < NK; ++i) s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, unpack(kw, i) * uk[r]));
+      } else {
+#pragma unroll
+        for (int i = 0; i < NK; i += 2) {
+          const float lo = fmaf(tile_elem<S, W>(s[r], i), d, unpack(kw, i) * uk[r]);
+          const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, unpack(kw, i + 1) * uk[r]);
+          s[r][i >> 1] = pack_halves<S>(lo, hi);
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
       for (int c = 0; c < NC; ++c)
-#pragma unroll
-        for (int r = 0; r < NR; ++r) {
-          const u32x4 x = *slot_of(t, r, c);
-          const uint32_t w[4] = {x.x, x.y, x.z, x.w};
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            a[2 * r] = fmaf(bits_to_float(w[j]), unpack(kw, c * VEC + j), a[2 * r]);
-            a[2 * r + 1] = fmaf(bits_to_float(w[j]), qf[c * VEC + j], a[2 * r + 1]);
-          }
-        }
-    } else {
-#pragma unroll
-      for (int r = 0; r < NR; ++r) {
-        float x = 0.f, y = 0.f;
-#pragma unroll
-        for (int i = 0; i < NK; ++i) {
-          const float st = tile_elem<S, W>(s[r], i);
-          x = fmaf(st, unpack(kw, i), x);
-          y = fmaf(st, qf[i], y);
-        }
-        a[2 * r] = x;
-        a[2 * r + 1] = y;
-      }
-    }
-#pragma unroll
-    for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
-      const bool upper = (kl & off) != 0;
-#pragma unroll
-      for (int i = 0; i < n / 2; ++i) {
-        const float send = upper ? a[i] : a[i + n / 2];
-        const float keep = upper ? a[i + n / 2] : a[i];
-        a[i] = keep + shfl_xor(send, off);
-      }
-    }
-#pragma unroll
-    for (int off = OFF_T / 2; off > 0; off >>= 1) a[0] += shfl_xor(a[0], off);
-    const float other = shfl_xor(a[0], OFF_T);  // the row's other value
-    const float x = holds_y ? other : a[0], y = holds_y ? a[0] : other;
-
-    float rk = 1.f, rq = p.r.scale;
-    if (p.r.qk_l2norm) {
-      rk = rsqrtf(kk + 1e-6f);
-      rq *= rsqrtf(qq + 1e-6f);
-    }
-
-    // 5. The row's u and output (= S_new^T q_hat), once per row; rk u to every lane of the row.
-    const int value = my_value + t * VPW;
-    const float u = beta * (bf16_bits_to_float(uint16_t(v_bits[t])) - d * rk * x);
-    if (writes_row && value < V) out[value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));
-    const float uk_mine = u * rk;
-    float uk[NR];
-#pragma unroll
-    for (int r = 0; r < NR; ++r) uk[r] = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
-    if (store_slot < 0 || store_slot >= p.pool_slots) continue;
-
-    // 6. The rank-1 update in place (packed for 16-bit state) and the stores;
-    // from shared memory vector by vector (read, updated, stored).
-    char* const dst = const_cast<char*>(static_cast<const char*>(p.pool.data)) +
-                      (store_slot * p.pool.stride[0] + int64_t(h) * p.pool.stride[1]) * ES;
-    if constexpr (G::smem_state) {
-      char* const to = dst + thread_offset;
-#pragma unroll
-      for (int r = 0; r < NR; ++r)
-#pragma unroll
-        for (int c = 0; c < NC; ++c) {
-          const u32x4 x = *slot_of(t, r, c);
-          const uint32_t w[4] = {x.x, x.y, x.z, x.w};
-          uint32_t n[4];
-#pragma unroll
-          for (int j = 0; j < 4; ++j)
-            n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, unpack(kw, c * VEC + j) * uk[r]));
-          if (row_value(t, r) < V)
-            store16(to + (t * NR + r) * row_step + c * LK * 16, u32x4{n[0], n[1], n[2], n[3]});
-        }
-    } else {
-#pragma unroll
-      for (int r = 0; r < NR; ++r) {
-        if constexpr (S == dtype::f32) {
-#pragma unroll
-          for (int i = 0; i < NK; ++i)
-            s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, unpack(kw, i) * uk[r]));
-        } else {
-#pragma unroll
-          for (int i = 0; i < NK; i += 2) {
-            const float lo = fmaf(tile_elem<S, W>(s[r], i), d, unpack(kw, i) * uk[r]);
-            const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, unpack(kw, i + 1) * uk[r]);
-            s[r][i >> 1] = pack_halves<S>(lo, hi);
-          }
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < NR; ++r)
-#pragma unroll
-        for (int c = 0; c < NC; ++c)
-          if (row_value(0, r) < V)
-            store16(dst + (int64_t(row_value(0, r)) * row_stride + (c * LK + kl) * VEC) * ES,
-                    u32x4{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]});
-    }
+        if (row_value(r) < V)
+          store16(dst + (int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES,
+                  u32x4{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]});
   }
 }
 

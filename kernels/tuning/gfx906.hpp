@@ -55,8 +55,6 @@ struct decode_tuning<906> {
   static constexpr bool t1_bf16io = false;
   static constexpr int t1_bf16io_f32_bound = 0, t1_bf16io_b16_bound = 0;
   static constexpr bool t1_bf16io_f32_smem_state = false;  // no cp.async
-  static constexpr int t1_bf16io_f32_warp_tiles = 1;
-  static constexpr int t1_bf16io_f32_warp_tiles_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 0;  // prefetch_l2 is a no-op on AMD
   static constexpr int t1_max_warps_v = 2, t1_vlast_max_warps_v = 2;

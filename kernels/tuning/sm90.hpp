@@ -90,11 +90,6 @@ struct decode_tuning<90> {
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   // fp32 state: the tile in shared memory (cp.async) instead of registers.
   static constexpr bool t1_bf16io_f32_smem_state = false;
-  // With it, each warp may take t1_bf16io_f32_warp_tiles tiles of its head in
-  // turn (1 or 2; the second's copies fly while the first is computed) on grids
-  // from t1_bf16io_f32_warp_tiles_min_heads_per_sm (sequence, head) pairs per SM.
-  static constexpr int t1_bf16io_f32_warp_tiles = 1;
-  static constexpr int t1_bf16io_f32_warp_tiles_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
   // fp32 t1_bf16io grids of less than two waves (fp32 B=8: 4096 one-warp
