@@ -58,12 +58,12 @@ struct geometry {
   static constexpr bool t1 = M != decode_mode::general;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr bool small = M == decode_mode::t1_small;
-  static constexpr bool bf16io = M == decode_mode::t1_bf16io;
+  static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
-  // K-last fp32 t1_bf16io with the table's t1_bf16io_f32_smem_state: the state
-  // tile arrives in shared memory by cp.async instead of in registers.
-  static constexpr bool smem_state = bf16io && k_last && esize == 4 && table::t1_bf16io_f32_smem_state;
+  // t1_bf16io_smem (K-last fp32 only): the state tile arrives in shared memory
+  // by cp.async instead of in registers.
+  static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem;
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
@@ -108,7 +108,7 @@ struct geometry {
   // registers (64K / this per thread) so that more blocks stay resident.
   // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
-                                    : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io)
+                                    : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
   static constexpr bool exact_k = C != decode_class::generic;  // the host guarantees K == k_cover
@@ -125,6 +125,7 @@ struct geometry {
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
+  static_assert(!smem_state || (k_last && esize == 4), "t1_bf16io_smem: K-last fp32 state");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
@@ -1310,7 +1311,8 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
                    state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   // fp32 bf16io grids of less than two waves: the first wave prefetches the last.
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
-  ls.lp.lookahead = G::bf16io && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
+  ls.lp.lookahead =
+      G::bf16io && !G::smem_state && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
   ls.smem = G::smem_state ? size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks * 16
             : G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
@@ -1335,9 +1337,15 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   // with compile-time dtypes (the kernel table falls back to t1 where neither
   // applies). Small grids keep t1_small: there the chain of dependent shuffles
   // is the critical path, and the reduce-scatter lengthens it.
+  // K-last fp32 state on grids of up to one wave of its 32 blocks per SM: the
+  // shared-memory variant (fewer registers, the whole grid resident at once).
   if (table::t1_bf16io && p.q.type == dtype::bf16 &&
-      p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16)
+      p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16) {
+    if (table::t1_bf16io_smem_max_heads_per_sm > 0 && p.r.layout == state_layout::k_last &&
+        p.pool.type == dtype::f32 && heads < int64_t(table::t1_bf16io_smem_max_heads_per_sm) * compute_units)
+      return decode_mode::t1_bf16io_smem;
     return decode_mode::t1_bf16io;
+  }
   return decode_mode::t1;
 }
 

@@ -88,8 +88,13 @@ struct decode_tuning<90> {
   // compile-time dtypes, session 6 in graph: B=512 589.1 -> 583.3 us.
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
-  // fp32 state: the tile in shared memory (cp.async) instead of registers.
-  static constexpr bool t1_bf16io_f32_smem_state = false;
+  // fp32 state on grids under 2 heads per SM (fp32 B=8: 256 heads, 4096
+  // one-warp blocks): decode_mode::t1_bf16io_smem, the tile in shared memory by
+  // cp.async, 64 registers (8 bytes of spill), 32 blocks per SM = one wave.
+  // Session 7, decode-ab in graph: fp32 B=8 11.90 -> 11.78 us, with PDL 11.62
+  // -> 11.48; from B=32 on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4).
+  static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
+  static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
   // fp32 t1_bf16io grids of less than two waves (fp32 B=8: 4096 one-warp
