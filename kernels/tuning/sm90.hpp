@@ -92,16 +92,18 @@ struct decode_tuning<90> {
   // one-warp blocks): decode_mode::t1_bf16io_smem, the tile in shared memory by
   // cp.async, 64 registers (8 bytes of spill), 32 blocks per SM = one wave.
   // Session 7, decode-ab in graph: fp32 B=8 11.90 -> 11.78 us, with PDL 11.62
-  // -> 11.48; from B=32 on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4).
+  // -> 11.48 (again at d91121f: 11.92 -> 11.68, PDL 11.62 -> 11.35); from B=32
+  // on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4).
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
-  // fp32 t1_bf16io grids of less than two waves (fp32 B=8: 4096 one-warp
-  // blocks, 28 resident per SM): the first thing a block does is prefetch into
-  // L2 the tile of the block this many blocks per SM later, i.e. the partial
-  // last wave's (0: off; keep it = the resident blocks per SM). Session 6,
-  // A/B in graph: fp32 B=8 12.33 -> 11.92 us, with PDL 12.00 -> 11.63.
+  // fp32 t1_bf16io grids of less than two waves (28 one-warp blocks resident
+  // per SM; fp32 B=9-14 since t1_bf16io_smem takes B=8): the first thing a
+  // block does is prefetch into L2 the tile of the block this many blocks per
+  // SM later, i.e. the partial last wave's (0: off; keep it = the resident
+  // blocks per SM). Session 6, A/B in graph at B=8 (then 1.1 waves of this
+  // kernel): 12.33 -> 11.92 us, with PDL 12.00 -> 11.63.
   static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 28;
   // V-last: warps per block (warps_k = 4 of them split K: one warp along V).
   static constexpr int t1_vlast_max_warps_v = 4;
