@@ -1099,6 +1099,27 @@ void print_ref_row(const char* what, int B, double mb, double g_us, double copy_
               copy_gbps > 0 ? 100.0 * gbps / copy_gbps : 0.0);
 }
 
+// Slot tables for the reference tile kernel over B slots (see run_reference).
+std::vector<int32_t> slot_order(const std::string& name, int B) {
+  std::vector<int32_t> order(static_cast<size_t>(B));
+  std::iota(order.begin(), order.end(), 0);
+  if (name == "ref-tile-scatter") {
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
+  } else if (name == "ref-tile-scatter8") {
+    std::mt19937_64 rng(7);
+    for (size_t i = 0; i < order.size(); i += 8)
+      std::shuffle(order.begin() + i, order.begin() + std::min(order.size(), i + 8), rng);
+  } else if (name == "ref-tile-reverse") {
+    std::reverse(order.begin(), order.end());
+  }
+  return order;
+}
+bool upload_slots(CUdeviceptr slots, const std::vector<int32_t>& order) {
+  return ok(dk_memcpy(g_ctx, reinterpret_cast<void*>(slots), order.data(), order.size() * 4,
+                      DK_COPY_HOST_TO_DEVICE, g_stream), "slot upload") &&
+         ok(dk_stream_synchronize(g_ctx, g_stream), "slot upload");
+}
+
 // The reference rows: launch floor, one and two dependent memory trips, a
 // device copy of the bytes a Qwen3-Next fp32 decode of batch B moves, the
 // kernels above over those bytes, and (ref-*-chain) the same kernels under
@@ -1176,23 +1197,20 @@ void run_reference(double copy_gbps) {
         });
         print_ref_row(name, B, 2.0 * double(tiles) * 4096 / 1e6, us, copy_gbps);
       }
-      for (bool shuffled : {false, true}) {
-        std::vector<int32_t> order(static_cast<size_t>(B));
-        std::iota(order.begin(), order.end(), 0);
-        if (shuffled) std::shuffle(order.begin(), order.end(), std::mt19937_64(7));
+      // The same tiles through a slot table: in order, shuffled as dk_bench's slots,
+      // shuffled only within runs of 8 consecutive slots (about the slots a wave
+      // covers), and in descending order: which property of shuffled slots costs.
+      for (const char* name : {"ref-tile-slots", "ref-tile-scatter", "ref-tile-scatter8", "ref-tile-reverse"}) {
+        const std::vector<int32_t> order = slot_order(name, B);
         CUdeviceptr slots = words + 2048;  // bytes 2048..4095 of `words`
-        if (!ok(dk_memcpy(g_ctx, reinterpret_cast<void*>(slots), order.data(), order.size() * 4,
-                          DK_COPY_HOST_TO_DEVICE, g_stream), "slot upload") ||
-            !ok(dk_stream_synchronize(g_ctx, g_stream), "slot upload"))
-          continue;
+        if (!upload_slots(slots, order)) continue;
         void* args[] = {&base, &slots};
         const unsigned tiles = unsigned(size_t(B) * slot_bytes / 4096);
         const double us = graph_median_us([&] {
           return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args,
                                    nullptr) == CUDA_SUCCESS;
         });
-        print_ref_row(shuffled ? "ref-tile-scatter" : "ref-tile-slots", B, 2.0 * double(tiles) * 4096 / 1e6, us,
-                      copy_gbps);
+        print_ref_row(name, B, 2.0 * double(tiles) * 4096 / 1e6, us, copy_gbps);
       }
     }
     // The in-graph ceilings of dk_bench's "in graph" rows: the same chain of calls
@@ -1227,6 +1245,17 @@ void run_reference(double copy_gbps) {
                                  args, nullptr) == CUDA_SUCCESS;
       });
       print_ref_row("ref-rmw-chain", B, 2.0 * double(bytes) / 1e6, rmw_us, copy_gbps, timer);
+      // The tile chain through dk_bench-like shuffled slots (one permutation for every call).
+      CUdeviceptr slots = words + 2048;
+      if (upload_slots(slots, slot_order("ref-tile-scatter", B))) {
+        const double scatter_us = chain_median_us(calls, [&](int i) {
+          CUdeviceptr at = chain + size_t(i) * bytes;
+          void* args[] = {&at, &slots};
+          return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args, nullptr) ==
+                 CUDA_SUCCESS;
+        });
+        print_ref_row("ref-tile-scatter-chain", B, 2.0 * double(bytes) / 1e6, scatter_us, copy_gbps, timer);
+      }
       cu.cuStreamSynchronize(CUstream(g_stream));
       cu.cuMemFree(chain);
     }
