@@ -2,7 +2,8 @@
 // decode_body (everything; described here), decode_t1_body (T = 1, gate
 // none/scalar, K = 64/128: no staging, 16-bit state packed in registers) and
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
-// decode_t1_bf16io.cuh; V-last bf16 activations run decode_t1_body with the
+// decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem,
+// in shared memory; V-last bf16 activations run decode_t1_body with the
 // dtypes fixed), one block per (sequence, value head, V tile); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
