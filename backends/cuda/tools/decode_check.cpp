@@ -1111,6 +1111,12 @@ std::vector<int32_t> slot_order(const std::string& name, int B) {
       std::shuffle(order.begin() + i, order.begin() + std::min(order.size(), i + 8), rng);
   } else if (name == "ref-tile-reverse") {
     std::reverse(order.begin(), order.end());
+  } else if (name == "ref-tile-stride8" || name == "ref-tile-stride64") {
+    // In order, but consecutive sequences `stride` slots (16 or 128 MB) apart:
+    // passes over slots 0, s, 2s, ..., then 1, 1 + s, ... (when s divides B; else in order).
+    const int stride = name == "ref-tile-stride8" ? 8 : 64;
+    if (B % stride == 0)
+      for (int i = 0; i < B; ++i) order[size_t(i)] = (i % (B / stride)) * stride + i / (B / stride);
   }
   return order;
 }
@@ -1199,8 +1205,10 @@ void run_reference(double copy_gbps) {
       }
       // The same tiles through a slot table: in order, shuffled as dk_bench's slots,
       // shuffled only within runs of 8 consecutive slots (about the slots a wave
-      // covers), and in descending order: which property of shuffled slots costs.
-      for (const char* name : {"ref-tile-slots", "ref-tile-scatter", "ref-tile-scatter8", "ref-tile-reverse"}) {
+      // covers), in descending order, and in order but 8 or 64 slots apart:
+      // which property of shuffled slots costs.
+      for (const char* name : {"ref-tile-slots", "ref-tile-scatter", "ref-tile-scatter8", "ref-tile-reverse",
+                               "ref-tile-stride8", "ref-tile-stride64"}) {
         const std::vector<int32_t> order = slot_order(name, B);
         CUdeviceptr slots = words + 2048;  // bytes 2048..4095 of `words`
         if (!upload_slots(slots, order)) continue;
