@@ -937,8 +937,8 @@ std::string tile_access(bool store) {
 // and one-warp blocks that each update a 4 KB tile in place like the t1 decode
 // (8 loads, then 8 stores), optionally after a dependent index load and/or a
 // dependent spin of N steps between the loads' arrival and the stores; and
-// the same tiles reached through a slot index per 2 MB sequence (in order, or
-// shuffled as dk_bench's slots are).
+// the same tiles, or the plain stream, reached through a slot index per 2 MB
+// sequence (in order, or shuffled as dk_bench's slots are).
 const std::string kRefPtx = std::string(R"(
 .version 7.0
 .target sm_80
@@ -1016,6 +1016,24 @@ STORE:
 )"
     + tile_access(true)
     + R"(  ret;
+}
+.visible .entry dk_stream_slots(.param .u64 base, .param .u64 slots, .param .u64 n16) {
+  .reg .u64 %rd<12>; .reg .u32 %r<10>; .reg .pred %p;
+  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [slots]; ld.param.u64 %rd3, [n16];
+  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;
+  mad.wide.u32 %rd4, %r1, %r2, 0; cvt.u64.u32 %rd5, %r3; add.u64 %rd4, %rd4, %rd5;
+  setp.ge.u64 %p, %rd4, %rd3; @%p ret;
+  shr.u64 %rd5, %rd4, 17;
+  and.b64 %rd6, %rd4, 131071;
+  shl.b64 %rd5, %rd5, 2; add.u64 %rd7, %rd2, %rd5;
+  ld.global.u32 %r8, [%rd7];
+  mul.wide.u32 %rd8, %r8, 2097152;
+  shl.b64 %rd6, %rd6, 4;
+  add.u64 %rd9, %rd1, %rd8; add.u64 %rd9, %rd9, %rd6;
+  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd9];
+  add.u32 %r4, %r4, 1;
+  st.global.v4.u32 [%rd9], {%r4, %r5, %r6, %r7};
+  ret;
 }
 .visible .entry dk_stream(.param .u64 src, .param .u64 dst, .param .u64 n16) {
   .reg .u64 %rd<8>; .reg .u32 %r<8>; .reg .pred %p;
@@ -1133,14 +1151,15 @@ bool upload_slots(CUdeviceptr slots, const std::vector<int32_t>& order) {
 void run_reference(double copy_gbps) {
   CUmodule mod = nullptr;
   CUfunction f_empty = nullptr, f_chain1 = nullptr, f_chain2 = nullptr, f_stream = nullptr,
-             f_tile = nullptr, f_tile_slots = nullptr;
+             f_tile = nullptr, f_tile_slots = nullptr, f_stream_slots = nullptr;
   if (cu.cuModuleLoadData(&mod, kRefPtx.c_str()) != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_empty, mod, "dk_empty") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain1, mod, "dk_chain1") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_chain2, mod, "dk_chain2") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_stream, mod, "dk_stream") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_tile, mod, "dk_tile") != CUDA_SUCCESS ||
-      cu.cuModuleGetFunction(&f_tile_slots, mod, "dk_tile_slots") != CUDA_SUCCESS) {
+      cu.cuModuleGetFunction(&f_tile_slots, mod, "dk_tile_slots") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_stream_slots, mod, "dk_stream_slots") != CUDA_SUCCESS) {
     std::printf("  (reference kernels: PTX JIT failed)\n");
     if (mod) cu.cuModuleUnload(mod);
     return;
@@ -1263,6 +1282,14 @@ void run_reference(double copy_gbps) {
                  CUDA_SUCCESS;
         });
         print_ref_row("ref-tile-scatter-chain", B, 2.0 * double(bytes) / 1e6, scatter_us, copy_gbps, timer);
+        // The plain 16-byte stream (256-thread blocks) through the same slots.
+        const double rmw_scatter_us = chain_median_us(calls, [&](int i) {
+          CUdeviceptr at = chain + size_t(i) * bytes;
+          void* args[] = {&at, &slots, &n16};
+          return cu.cuLaunchKernel(f_stream_slots, unsigned((n16 + 255) / 256), 1, 1, 256, 1, 1, 0,
+                                   CUstream(g_stream), args, nullptr) == CUDA_SUCCESS;
+        });
+        print_ref_row("ref-rmw-scatter-chain", B, 2.0 * double(bytes) / 1e6, rmw_scatter_us, copy_gbps, timer);
       }
       cu.cuStreamSynchronize(CUstream(g_stream));
       cu.cuMemFree(chain);
