@@ -169,11 +169,14 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).
 template <class Table>
 constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small, bool bf16io) {
+  const bool bf16io_f32 = bf16io && k_last && state_bytes == 4;  // its own lanes and rows
   return t1_shape_from(c, k_last, state_bytes, small,
-                       k_last ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
-                              : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
-                       k_last ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
-                              : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
+                       bf16io_f32 ? Table::t1_bf16io_f32_lanes
+                       : k_last   ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
+                                  : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
+                       bf16io_f32 ? Table::t1_bf16io_f32_rows
+                       : k_last   ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
+                                  : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
                        small    ? Table::t1_small_max_warps_v
                        : bf16io && k_last ? Table::t1_bf16io_max_warps_v
                        : k_last ? Table::t1_max_warps_v
