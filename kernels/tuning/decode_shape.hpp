@@ -99,6 +99,10 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      t1_bf16io_{f32,b16}_bound and blocks of up to
 //                      t1_bf16io_max_warps_v warps; V-last fp32 state the t1
 //                      V-last tiles, caps and blocks.
+//   t1_bf16io_f32_lanes, t1_bf16io_f32_rows, t1_bf16io_f32_min_blocks_per_sm
+//                      K-last fp32 state under t1_bf16io(_smem): its shape (as
+//                      the t1_* knobs) and, t1_bf16io only, the blocks per SM
+//                      its register cap must allow (CUDA; 1: the bound alone);
 //   t1_bf16io_smem_max_heads_per_sm, t1_bf16io_smem_bound  where
 //                      t1_bf16io_smem takes over from t1_bf16io (0: never) and
 //                      its register cap;
