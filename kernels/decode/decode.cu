@@ -72,7 +72,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
   if (ls.blocks > 0x7fffffff)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: %lld blocks exceed the grid limit",
                      static_cast<long long>(ls.blocks));
-  auto* kernel = decode_kernel_of<Family, C, S, L, M>();
+  auto* kernel = &decode_kernel<Family, C, S, L, M>;
   // The shared-memory limit this instance was raised to, per device: the
   // attribute call costs host time on every eager launch otherwise. A launch
   // that fails after skipping it (the device was reset since) raises it again.

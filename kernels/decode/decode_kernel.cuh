@@ -112,12 +112,6 @@ struct geometry {
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
-  // CUDA: blocks of launch_bound threads that must fit one SM at once (the
-  // second __launch_bounds__ argument of decode_kernel_resident: caps registers
-  // at 64K / (this x launch_bound)); 1 where only launch_bound caps them.
-  static constexpr int min_resident = bf16io && !smem_state && k_last && esize == 4 && table::t1_bf16io_f32_min_blocks_per_sm > 1
-                                          ? table::t1_bf16io_f32_min_blocks_per_sm
-                                          : 1;
   static constexpr bool exact_k = C != decode_class::generic;  // the host guarantees K == k_cover
   // The device pass that compiles this instance's body.
   static constexpr int device_family = tuning::decode_device_family<Family>::value;
@@ -1208,7 +1202,8 @@ DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
 // One instance per (family, class, state dtype, layout, mode). Its body is
 // compiled only in the device pass of its own family: the host never launches another.
 template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
-DK_DEVICE void decode_entry(const launch_params& lp) {
+__global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound))  // (()): HIP's macro splits on commas
+    decode_kernel(const launch_params lp) {
   using G = geometry<Family, C, S, L, M>;
   if constexpr (G::device_family == DK_ARCH_FAMILY) {
 #if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
@@ -1234,31 +1229,6 @@ DK_DEVICE void decode_entry(const launch_params& lp) {
   } else {
     trap();
   }
-}
-template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
-__global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound))  // (()): HIP's macro splits on commas
-    decode_kernel(const launch_params lp) {
-  decode_entry<Family, C, S, L, M>(lp);
-}
-#if DK_VENDOR_CUDA
-// The same, for instances whose table asks for min_resident > 1 blocks per SM
-// (CUDA's second __launch_bounds__ argument; a separate kernel so that the
-// others keep the one-argument form).
-template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
-__global__ void __launch_bounds__(geometry<Family, C, S, L, M>::launch_bound,
-                                  geometry<Family, C, S, L, M>::min_resident)
-    decode_kernel_resident(const launch_params lp) {
-  decode_entry<Family, C, S, L, M>(lp);
-}
-#endif
-// The kernel that runs instance G.
-template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
-constexpr auto decode_kernel_of() {
-#if DK_VENDOR_CUDA
-  if constexpr (geometry<Family, C, S, L, M>::min_resident > 1) return &decode_kernel_resident<Family, C, S, L, M>;
-  else
-#endif
-    return &decode_kernel<Family, C, S, L, M>;
 }
 
 // ---- launch shape (host) ----

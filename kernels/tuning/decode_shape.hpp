@@ -99,10 +99,6 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      t1_bf16io_{f32,b16}_bound and blocks of up to
 //                      t1_bf16io_max_warps_v warps; V-last fp32 state the t1
 //                      V-last tiles, caps and blocks.
-//   t1_bf16io_f32_lanes, t1_bf16io_f32_rows, t1_bf16io_f32_min_blocks_per_sm
-//                      K-last fp32 state under t1_bf16io(_smem): its shape (as
-//                      the t1_* knobs) and, t1_bf16io only, the blocks per SM
-//                      its register cap must allow (CUDA; 1: the bound alone);
 //   t1_bf16io_smem_max_heads_per_sm, t1_bf16io_smem_bound  where
 //                      t1_bf16io_smem takes over from t1_bf16io (0: never) and
 //                      its register cap;
@@ -173,14 +169,11 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).
 template <class Table>
 constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small, bool bf16io) {
-  const bool bf16io_f32 = bf16io && k_last && state_bytes == 4;  // its own lanes and rows
   return t1_shape_from(c, k_last, state_bytes, small,
-                       bf16io_f32 ? Table::t1_bf16io_f32_lanes
-                       : k_last   ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
-                                  : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
-                       bf16io_f32 ? Table::t1_bf16io_f32_rows
-                       : k_last   ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
-                                  : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
+                       k_last ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
+                              : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),
+                       k_last ? (state_bytes == 4 ? Table::t1_klast_f32_rows : Table::t1_klast_b16_rows)
+                              : (state_bytes == 4 ? Table::t1_vlast_f32_rows : Table::t1_vlast_b16_rows),
                        small    ? Table::t1_small_max_warps_v
                        : bf16io && k_last ? Table::t1_bf16io_max_warps_v
                        : k_last ? Table::t1_max_warps_v

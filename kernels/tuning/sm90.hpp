@@ -88,12 +88,6 @@ struct decode_tuning<90> {
   // compile-time dtypes, session 6 in graph: B=512 589.1 -> 583.3 us.
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
-  // K-last fp32 state in t1_bf16io and t1_bf16io_smem: lanes along K and rows
-  // per thread (as t1's); t1_bf16io (not _smem): blocks per SM its register
-  // cap must allow (1: the bound alone caps them; CUDA's second
-  // __launch_bounds__ argument, for shapes of many small threads).
-  static constexpr int t1_bf16io_f32_lanes = 16, t1_bf16io_f32_rows = 4;
-  static constexpr int t1_bf16io_f32_min_blocks_per_sm = 1;
   // fp32 state on grids under 2 heads per SM (fp32 B=8: 256 heads, 4096
   // one-warp blocks): decode_mode::t1_bf16io_smem, the tile in shared memory by
   // cp.async, 64 registers (8 bytes of spill), 32 blocks per SM = one wave.
