@@ -1334,12 +1334,12 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
                                                           p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
   if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units) return decode_mode::t1_small;
-  // bf16 activations: K-last the bf16-I/O body, V-last fp32 state the t1 body
+  // bf16 activations: K-last the bf16-I/O body (fp32 state on grids of up to
+  // one wave of its 32 blocks per SM: its shared-memory variant, fewer
+  // registers, the whole grid resident at once), V-last fp32 state the t1 body
   // with compile-time dtypes (the kernel table falls back to t1 where neither
   // applies). Small grids keep t1_small: there the chain of dependent shuffles
   // is the critical path, and the reduce-scatter lengthens it.
-  // K-last fp32 state on grids of up to one wave of its 32 blocks per SM: the
-  // shared-memory variant (fewer registers, the whole grid resident at once).
   if (table::t1_bf16io && p.q.type == dtype::bf16 &&
       p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16) {
     if (table::t1_bf16io_smem_max_heads_per_sm > 0 && p.r.layout == state_layout::k_last &&
