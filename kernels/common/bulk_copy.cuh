@@ -22,7 +22,9 @@ DK_DEVICE uint32_t shared_address(const void* p) {
 // Per-thread asynchronous 16-byte copies global -> shared (cp.async.cg: through
 // L2 only), so that bytes in flight hold no registers. `valid` false fills the
 // 16 bytes with zeros and reads nothing. A thread sees its own copies after
-// copy16_async_wait_all (others' need a barrier as well).
+// copy16_async_wait_all, or after copy16_async_wait_groups(n) for those
+// committed (copy16_async_commit) before its last n groups (others' need a
+// barrier as well).
 DK_DEVICE void copy16_async(void* smem_dst, const void* src, bool valid) {
 #if DK_HAS_CP_ASYNC
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(smem_dst)), "l"(src),
@@ -37,6 +39,34 @@ DK_DEVICE void copy16_async_wait_all() {
 #if DK_HAS_CP_ASYNC
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #else
+  trap();
+#endif
+}
+// Closes the group of this thread's copies issued since the last commit.
+DK_DEVICE void copy16_async_commit() {
+#if DK_HAS_CP_ASYNC
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#else
+  trap();
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are in
+// flight. The count is an immediate: call with a constant (an unrolled loop's
+// index folds); 0..7 are served, larger counts wait for every group.
+DK_DEVICE void copy16_async_wait_groups(int pending) {
+#if DK_HAS_CP_ASYNC
+  switch (pending) {
+    case 7: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  }
+#else
+  (void)pending;
   trap();
 #endif
 }

@@ -140,7 +140,7 @@ constexpr entry instance() {
     return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem) {
     // mode_for picks it only where the table enables it, for K-last fp32 state.
-    if constexpr (tuning::decode_tuning<F>::t1_bf16io_smem_max_heads_per_sm > 0 && L == state_layout::k_last &&
+    if constexpr (tuning::t1_bf16io_smem_on<tuning::decode_tuning<F>>() && L == state_layout::k_last &&
                   S == dtype::f32 && takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>())
       return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem>();
     else

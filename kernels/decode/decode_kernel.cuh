@@ -1335,15 +1335,18 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
   if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units) return decode_mode::t1_small;
   // bf16 activations: K-last the bf16-I/O body (fp32 state on grids of up to
-  // one wave of its 32 blocks per SM: its shared-memory variant, fewer
-  // registers, the whole grid resident at once), V-last fp32 state the t1 body
+  // one wave of its 32 blocks per SM, or of many waves: its shared-memory
+  // variant, fewer registers; in between the register tile keeps its
+  // look-ahead over the last partial wave), V-last fp32 state the t1 body
   // with compile-time dtypes (the kernel table falls back to t1 where neither
   // applies). Small grids keep t1_small: there the chain of dependent shuffles
   // is the critical path, and the reduce-scatter lengthens it.
   if (table::t1_bf16io && p.q.type == dtype::bf16 &&
       p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16) {
-    if (table::t1_bf16io_smem_max_heads_per_sm > 0 && p.r.layout == state_layout::k_last &&
-        p.pool.type == dtype::f32 && heads < int64_t(table::t1_bf16io_smem_max_heads_per_sm) * compute_units)
+    const int64_t smem_below = int64_t(table::t1_bf16io_smem_max_heads_per_sm) * compute_units;
+    const int64_t smem_from = int64_t(table::t1_bf16io_smem_min_heads_per_sm) * compute_units;
+    if (p.r.layout == state_layout::k_last && p.pool.type == dtype::f32 &&
+        (heads < smem_below || (smem_from > 0 && heads >= smem_from)))
       return decode_mode::t1_bf16io_smem;
     return decode_mode::t1_bf16io;
   }

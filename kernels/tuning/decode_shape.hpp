@@ -57,8 +57,9 @@ struct decode_shape {
 //             (kernels/decode/decode_t1_bf16io.cuh); V-last fp32 state: the t1
 //             body with compile-time activation types (16-bit V-last runs t1).
 //   t1_bf16io_smem  t1_bf16io for K-last fp32 state on grids of fewer than
-//             t1_bf16io_smem_max_heads_per_sm * SMs pairs (CUDA sm_80+): the
-//             same body, but the state tile arrives in shared memory by cp.async
+//             t1_bf16io_smem_max_heads_per_sm * SMs pairs, or of at least
+//             t1_bf16io_smem_min_heads_per_sm * SMs (CUDA sm_80+): the same
+//             body, but the state tile arrives in shared memory by cp.async
 //             instead of registers, so the kernel fits t1_bf16io_smem_bound
 //             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8).
 enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4, t1_bf16io_smem = 5 };
@@ -99,9 +100,10 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      t1_bf16io_{f32,b16}_bound and blocks of up to
 //                      t1_bf16io_max_warps_v warps; V-last fp32 state the t1
 //                      V-last tiles, caps and blocks.
-//   t1_bf16io_smem_max_heads_per_sm, t1_bf16io_smem_bound  where
-//                      t1_bf16io_smem takes over from t1_bf16io (0: never) and
-//                      its register cap;
+//   t1_bf16io_smem_max_heads_per_sm, t1_bf16io_smem_min_heads_per_sm,
+//   t1_bf16io_smem_bound  where t1_bf16io_smem takes over from t1_bf16io:
+//                      grids under the first or from the second (heads per SM;
+//                      0: never), and its register cap;
 //   t1_bf16io_f32_lookahead_blocks_per_sm  fp32-state t1_bf16io grids of less
 //                      than two waves of this many blocks per SM: each block of
 //                      the first wave first prefetches into L2 the state tile of
@@ -164,6 +166,12 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
   if (bf16io && k_last) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
+}
+
+// Whether a table runs t1_bf16io_smem on any grid.
+template <class Table>
+constexpr bool t1_bf16io_smem_on() {
+  return Table::t1_bf16io_smem_max_heads_per_sm > 0 || Table::t1_bf16io_smem_min_heads_per_sm > 0;
 }
 
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).

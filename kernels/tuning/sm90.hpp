@@ -90,11 +90,18 @@ struct decode_tuning<90> {
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   // fp32 state on grids under 2 heads per SM (fp32 B=8: 256 heads, 4096
   // one-warp blocks): decode_mode::t1_bf16io_smem, the tile in shared memory by
-  // cp.async, 64 registers (8 bytes of spill), 32 blocks per SM = one wave.
+  // cp.async, at most 64 registers, 32 blocks per SM = one wave.
   // Session 7, decode-ab in graph: fp32 B=8 11.90 -> 11.78 us, with PDL 11.62
   // -> 11.48 (again at d91121f: 11.92 -> 11.68, PDL 11.62 -> 11.35); from B=32
-  // on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4).
+  // on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4). Session 8, the
+  // sums column by column as the copies land: B=8 11.77 -> 11.54, PDL 11.43 -> 11.26;
+  // and from then on larger grids gain too (decode-ab, 2 rounds, in graph / PDL:
+  // B=32 38.07 / 37.70 -> 38.04 / 37.65, B=128 137.99 / 137.78 -> 137.68 /
+  // 137.43, B=512 535.80 / 535.28 -> 534.72 / 534.46 us), so grids of at least
+  // 4 heads per SM take it as well. In between (fp32 B=9-15 here) t1_bf16io
+  // keeps its look-ahead over the last partial wave (not measured with _smem).
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
+  static constexpr int t1_bf16io_smem_min_heads_per_sm = 4;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;

@@ -247,6 +247,7 @@ const kernel_choice kH200Kernels[] = {
     {"t1 bf16io klast f16 state K=128 none B=33", "decode_kv128_t1bf16"},
     {"t1 bf16io smem klast f32 raw B=20 GVA4 strided pad", "decode_kv128_t1bf16smem"},
     {"t1 bf16io smem klast f32 K=64 V=112 token_slots idx64", "decode_kv64_t1bf16smem"},
+    {"t1 bf16io smem klast f32 raw B=72 out_slots pad", "decode_kv128_t1bf16smem"},
     {"t1 small bf16 io klast f32 K=64 V=48 pad", "decode_kv64_t1"},
     {"t1 pipe klast bf16 state io f32 raw B=80 GVA4 strided pad", "decode_kv128_t1pipe"},
     {"t1 pipe klast bf16 state B=72 out_slots pad", "decode_kv128_t1pipe"},
@@ -698,13 +699,21 @@ std::vector<case_desc> check_cases(bool small) {
     c.out_slots = true;
     add(c);
   }
-  // t1_bf16io_smem (K-last fp32 state, 132 to 263 heads on 132 SMs): the
-  // state through shared memory, padding, strides, per-token slots.
+  // t1_bf16io_smem (K-last fp32 state, 132 to 263 heads on 132 SMs, or from
+  // 528 on): the state through shared memory, padding, strides, per-token
+  // slots, separate output slots.
   {
     case_desc c{"t1 bf16io smem klast f32 raw B=20 GVA4 strided pad", 20, 1, 2, 8, 128, 128};
     c.raw = c.logit = c.l2norm = true;
     c.io = elem::bf16;
     c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem klast f32 raw B=72 out_slots pad", 72, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = c.padding = true;
     add(c);
   }
   {
