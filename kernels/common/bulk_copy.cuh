@@ -21,10 +21,9 @@ DK_DEVICE uint32_t shared_address(const void* p) {
 
 // Per-thread asynchronous 16-byte copies global -> shared (cp.async.cg: through
 // L2 only), so that bytes in flight hold no registers. `valid` false fills the
-// 16 bytes with zeros and reads nothing. A thread sees its own copies after
-// copy16_async_wait_all, or after copy16_async_wait_groups(n) for those
-// committed (copy16_async_commit) before its last n groups (others' need a
-// barrier as well).
+// 16 bytes with zeros and reads nothing. A thread sees its own copies once
+// copy16_async_wait_groups(n) returns for those committed (copy16_async_commit)
+// before its last n groups; n = 0: all of them (others' need a barrier as well).
 DK_DEVICE void copy16_async(void* smem_dst, const void* src, bool valid) {
 #if DK_HAS_CP_ASYNC
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(smem_dst)), "l"(src),
@@ -32,13 +31,6 @@ DK_DEVICE void copy16_async(void* smem_dst, const void* src, bool valid) {
                : "memory");
 #else
   (void)smem_dst, (void)src, (void)valid;
-  trap();
-#endif
-}
-DK_DEVICE void copy16_async_wait_all() {
-#if DK_HAS_CP_ASYNC
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-#else
   trap();
 #endif
 }

@@ -13,8 +13,9 @@
 //   it) instead of by all LK lanes, and rk*u goes back to the row's lanes by
 //   one shuffle per row.
 // decode_mode::t1_bf16io_smem (K-last fp32 state: one-wave grids and grids of
-// many waves, see mode_for) runs the same body with G::smem_state: the tile is copied into shared memory by cp.async
-// and read back vector by vector, so that it fits 64 registers (32 blocks per SM).
+// many waves, see mode_for) runs the same body with G::smem_state: the tile is
+// copied into shared memory by cp.async and read back vector by vector, so
+// that it fits 64 registers (32 blocks per SM).
 // Its copies go in one group per 16-byte column of the tile (c), so that the
 // sums over column 0 run while later columns are still arriving.
 #pragma once

@@ -98,7 +98,7 @@ struct decode_tuning<90> {
   // and from then on larger grids gain too (decode-ab, 2 rounds, in graph / PDL:
   // B=32 38.07 / 37.70 -> 38.04 / 37.65, B=128 137.99 / 137.78 -> 137.68 /
   // 137.43, B=512 535.80 / 535.28 -> 534.72 / 534.46 us), so grids of at least
-  // 4 heads per SM take it as well. In between (fp32 B=9-15 here) t1_bf16io
+  // 4 heads per SM take it as well. In between (fp32 B=9-16 here) t1_bf16io
   // keeps its look-ahead over the last partial wave (not measured with _smem).
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
   static constexpr int t1_bf16io_smem_min_heads_per_sm = 4;
