@@ -140,8 +140,8 @@ constexpr entry instance() {
     return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem) {
     // mode_for picks it only where the table enables it, for K-last fp32 state.
-    if constexpr (tuning::t1_bf16io_smem_on<tuning::decode_tuning<F>>() && L == state_layout::k_last &&
-                  S == dtype::f32 && takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>())
+    if constexpr (tuning::t1_bf16io_smem_on<tuning::decode_tuning<F>>(S == dtype::f32) &&
+                  L == state_layout::k_last && takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>())
       return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem>();
     else
       return instance<F, C, S, L, decode_mode::t1_bf16io>();

@@ -60,10 +60,14 @@ struct geometry {
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr bool small = M == decode_mode::t1_small;
   static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem;
+  // Blocks take each sequence's tiles from a rotated start (block_place): the
+  // multi-wave T = 1 grids. t1_small's grids are under a wave (the rotation
+  // would only lengthen the path to the slot load); t1_pipe rotates its walk.
+  static constexpr bool rotated = t1 && !small && !pipe;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
-  // t1_bf16io_smem (K-last fp32 only): the state tile arrives in shared memory
-  // by cp.async instead of in registers.
+  // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
+  // cp.async instead of in registers.
   static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem;
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
@@ -126,7 +130,7 @@ struct geometry {
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
-  static_assert(!smem_state || (k_last && esize == 4), "t1_bf16io_smem: K-last fp32 state");
+  static_assert(!smem_state || k_last, "t1_bf16io_smem: K-last state");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
@@ -798,20 +802,42 @@ DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
   }
 }
 
+// Where sequence b starts its walk over its n (head, tile) pairs: a
+// Fibonacci-hash fraction of n, in [0, n). Slots far apart in the pool,
+// read at the same offsets at the same time, cost a tile stream 2.6 % at
+// B=512 (NOTES.md v9); starting each sequence elsewhere spreads the offsets.
+DK_DEVICE uint32_t sequence_rotation(uint32_t b, uint32_t n) {
+  return uint32_t((uint64_t(b * 2654435761u) * n) >> 32);
+}
+
 // The (sequence, value head, V tile) of a block of the one-tile-per-block grids
 // (blocks run tiles fastest, then heads), and its q/k head. The divisions are
 // multiply-shifts (fast_div): they precede the slot load, the first link of
-// every block's critical path.
+// every block's critical path. Rotate (the t1 grids): sequence b's blocks take
+// its (head, tile) pairs from sequence_rotation(b, HV * v_tiles) on, wrapping.
+// B=512 in graph 534.75 -> 533.45 us (NOTES.md v9 run 6).
+template <bool Rotate>
 struct block_place {
   int64_t b;
   int h, tile, qk_head;
   DK_DEVICE explicit block_place(const launch_params& lp) : block_place(lp, uint32_t(blockIdx.x)) {}
   DK_DEVICE block_place(const launch_params& lp, uint32_t block) {
-    const uint32_t bh = lp.by_v_tiles(block);
-    tile = int(block - bh * uint32_t(lp.v_tiles));
-    const uint32_t bu = lp.by_hv(bh);
-    h = int(bh - bu * uint32_t(lp.p.hv));
-    b = int64_t(bu);
+    if constexpr (Rotate) {
+      const uint32_t per_sequence = uint32_t(lp.v_tiles) * uint32_t(lp.p.hv);
+      const uint32_t bu = lp.by_hv(lp.by_v_tiles(block));
+      uint32_t i = block - bu * per_sequence + sequence_rotation(bu, per_sequence);
+      if (i >= per_sequence) i -= per_sequence;
+      const uint32_t head = lp.by_v_tiles(i);
+      tile = int(i - head * uint32_t(lp.v_tiles));
+      h = int(head);
+      b = int64_t(bu);
+    } else {
+      const uint32_t bh = lp.by_v_tiles(block);
+      tile = int(block - bh * uint32_t(lp.v_tiles));
+      const uint32_t bu = lp.by_hv(bh);
+      h = int(bh - bu * uint32_t(lp.p.hv));
+      b = int64_t(bu);
+    }
     qk_head = int(lp.by_group(uint32_t(h)));
   }
 };
@@ -822,7 +848,7 @@ struct block_place {
 template <class G>
 DK_DEVICE void prefetch_tile_l2(const launch_params& lp, uint32_t block) {
   const decode_problem& p = lp.p;
-  const block_place at(lp, block);
+  const block_place<G::rotated> at(lp, block);
   int64_t slot = at.b;
   if (p.indices.data) {
     const int64_t i = at.b * p.indices.stride[0];
@@ -903,7 +929,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   const int lane = tid % kWarpSize, warp = tid / kWarpSize;
   const int kl = lane % LK, vl = lane / LK;
   const int kwp = warp % WK, wv = warp / WK;  // warp's place along K and along V
-  const block_place at(lp);
+  const block_place<G::rotated> at(lp);
   const int64_t b = at.b;
   const int h = at.h, V = p.dv;
   const int v0 = at.tile * lp.v_tile;              // block's first value
@@ -1173,7 +1199,7 @@ DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x);
   if (lane >= 8) return;
-  const block_place at(lp);
+  const block_place<G::rotated> at(lp);
   auto element = [](const operand& o, int64_t i) {
     return static_cast<const char*>(o.data) + i * dtype_size(o.type);
   };
@@ -1330,6 +1356,14 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       c == decode_class::generic)
     return decode_mode::general;
   const int64_t heads = int64_t(p.batch) * p.hv;
+  const bool bf16_io = table::t1_bf16io && p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
+                       p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
+  // K-last 16-bit state with bf16 activations on large grids: the shared-memory
+  // tile body rather than t1_pipe (where the tile suits the bf16-I/O body).
+  if (bf16_io && p.r.layout == state_layout::k_last && p.pool.type != dtype::f32 &&
+      table::t1_bf16io_smem_b16_min_heads_per_sm > 0 && tuning::t1_bf16io_klast_fits<table>(c, 2) &&
+      heads >= int64_t(table::t1_bf16io_smem_b16_min_heads_per_sm) * compute_units)
+    return decode_mode::t1_bf16io_smem;
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
@@ -1341,8 +1375,7 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   // with compile-time dtypes (the kernel table falls back to t1 where neither
   // applies). Small grids keep t1_small: there the chain of dependent shuffles
   // is the critical path, and the reduce-scatter lengthens it.
-  if (table::t1_bf16io && p.q.type == dtype::bf16 &&
-      p.k.type == dtype::bf16 && p.v.type == dtype::bf16 && p.out.type == dtype::bf16) {
+  if (bf16_io) {
     const int64_t smem_below = int64_t(table::t1_bf16io_smem_max_heads_per_sm) * compute_units;
     const int64_t smem_from = int64_t(table::t1_bf16io_smem_min_heads_per_sm) * compute_units;
     if (p.r.layout == state_layout::k_last && p.pool.type == dtype::f32 &&

@@ -9,7 +9,9 @@
 // on one mbarrier per stage) into a shared-memory ring, while they compute
 // the current one from shared memory. The tables select it for 16-bit state
 // only: for fp32 it was slower than t1 in every configuration tried, and
-// per-thread cp.async into the same ring was slower still (NOTES.md).
+// per-thread cp.async into the same ring was slower still (NOTES.md). With
+// bf16 q/k/v/output, K-last K = 128, t1_bf16io_smem replaced it (session 9:
+// one-warp blocks, every copy in flight at once, bf16 B=512 -4 %, B=32 -19 %).
 //
 // Per tile, the math of decode_t1_body: x = S^T k, y = S^T q; u = beta (v - d rk x);
 // o = d rq y + u (rk rq k.q); S_new = d S + k (rk u)^T, stored straight to the
@@ -47,11 +49,15 @@ struct pipe_walk {
     first = lp.chunk ? walker * lp.chunk : total * walker / walkers;
     limit = lp.chunk ? total : total * (walker + 1) / walkers;
   }
+  // Sequence b walks its heads from sequence_rotation(b, HV) on, wrapping
+  // (whole heads, so runs of a head's tiles stay whole).
+  DK_DEVICE int first_head(int64_t b) const { return int(sequence_rotation(uint32_t(b), uint32_t(lp.p.hv))); }
   DK_DEVICE pipe_cursor at(int64_t t) const {
     const int64_t bh = t / lp.v_tiles;
     pipe_cursor w;
     w.b = bh / lp.p.hv;
-    w.h = int(bh - w.b * lp.p.hv);
+    w.h = int(bh - w.b * lp.p.hv) + first_head(w.b);
+    if (w.h >= lp.p.hv) w.h -= lp.p.hv;
     w.v0 = int(t - bh * lp.v_tiles) * lp.v_tile;
     return w;
   }
@@ -68,7 +74,8 @@ struct pipe_walk {
     w.v0 += lp.v_tile;
     if (w.v0 >= lp.p.dv) {
       w.v0 = 0;
-      if (++w.h == lp.p.hv) w.h = 0, ++w.b;
+      if (++w.h == lp.p.hv) w.h = 0;
+      if (w.h == first_head(w.b)) ++w.b, w.h = first_head(w.b);  // sequence b done
     }
   }
 };

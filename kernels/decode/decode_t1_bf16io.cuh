@@ -18,6 +18,8 @@
 // that it fits 64 registers (32 blocks per SM).
 // Its copies go in one group per 16-byte column of the tile (c), so that the
 // sums over column 0 run while later columns are still arriving.
+// 16-bit state (K-last, large grids) takes the smem body too, in place of
+// t1_pipe: its tile holds 16 rows of 128 keys in the same 4 KB per warp.
 #pragma once
 
 namespace dk::gpu::decode_detail {
@@ -40,13 +42,13 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   static_assert(bf16io_fits<G>(), "t1_bf16io: 2 * rows must fit in lanes_k");
   static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
   static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
-  static_assert(!G::smem_state || (S == dtype::f32 && VEC == 4), "t1_bf16io: shared-memory tiles are fp32");
+
   static_assert(!G::stream_state, "t1_bf16io: plain state loads/stores (no table sets t1_stream_state)");
 
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x) % kWarpSize, warp = int(threadIdx.x) / kWarpSize;
   const int kl = lane % LK, vl = lane / LK;
-  const block_place at(lp);
+  const block_place<G::rotated> at(lp);
   if (lp.lookahead > 0) prefetch_ahead<G>(lp);  // before anything: see prefetch_ahead
   const int64_t b = at.b;
   const int h = at.h, V = p.dv;
@@ -135,16 +137,23 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
   // the gate and beta.
   auto unpack = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
-  float qf[NK];
+  // 16-bit tiles in shared memory keep q packed too (unpacked at each use):
+  // 64 registers hold the body only so.
+  constexpr bool q_packed = G::smem_state && ES == 2;
+  float qf[q_packed ? 1 : NK];
+  if constexpr (!q_packed) {
 #pragma unroll
-  for (int i = 0; i < NK; ++i) qf[i] = unpack(qw, i);
+    for (int i = 0; i < NK; ++i) qf[i] = unpack(qw, i);
+  }
+  auto q_at = [&](int i) { if constexpr (q_packed) return unpack(qw, i); else return qf[i]; };
   float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
   for (int i = 0; i < NK; ++i) {
     const float ki = unpack(kw, i);
     kk = fmaf(ki, ki, kk);
-    qq = fmaf(qf[i], qf[i], qq);
-    kq = fmaf(ki, qf[i], kq);
+    const float qi = q_at(i);
+    qq = fmaf(qi, qi, qq);
+    kq = fmaf(ki, qi, kq);
   }
   finish_qk_sums<LK>(p, kk, qq, kq);
   float d, beta;
@@ -170,9 +179,10 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
         const u32x4 x = mine[(r * NC + c) * kWarpSize];
         const uint32_t w[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          a[2 * r] = fmaf(bits_to_float(w[j]), unpack(kw, c * VEC + j), a[2 * r]);
-          a[2 * r + 1] = fmaf(bits_to_float(w[j]), qf[c * VEC + j], a[2 * r + 1]);
+        for (int j = 0; j < VEC; ++j) {
+          const float st = tile_elem<S, 4>(w, j);
+          a[2 * r] = fmaf(st, unpack(kw, c * VEC + j), a[2 * r]);
+          a[2 * r + 1] = fmaf(st, q_at(c * VEC + j), a[2 * r + 1]);
         }
       }
     }
@@ -184,7 +194,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
       for (int i = 0; i < NK; ++i) {
         const float st = tile_elem<S, W>(s[r], i);
         x = fmaf(st, unpack(kw, i), x);
-        y = fmaf(st, qf[i], y);
+        y = fmaf(st, q_at(i), y);
       }
       a[2 * r] = x;
       a[2 * r + 1] = y;
@@ -226,18 +236,26 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   if constexpr (G::smem_state) {
     char* const to = dst + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
     const int64_t row_step = int64_t(LV) * row_stride * ES;
+    auto update_store = [&](int r, int c) {
+      const u32x4 x = mine[(r * NC + c) * kWarpSize];
+      const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+      uint32_t n[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if constexpr (S == dtype::f32) {
+          n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, unpack(kw, c * VEC + j) * uk[r]));
+        } else {
+          const int i = c * VEC + 2 * j;
+          n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, unpack(kw, i) * uk[r]),
+                                fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, unpack(kw, i + 1) * uk[r]));
+        }
+      }
+      if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, u32x4{n[0], n[1], n[2], n[3]});
+    };
 #pragma unroll
     for (int r = 0; r < NR; ++r)
 #pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        const u32x4 x = mine[(r * NC + c) * kWarpSize];
-        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
-        uint32_t n[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-          n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, unpack(kw, c * VEC + j) * uk[r]));
-        if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, u32x4{n[0], n[1], n[2], n[3]});
-      }
+      for (int c = 0; c < NC; ++c) update_store(r, c);
   } else {
 #pragma unroll
     for (int r = 0; r < NR; ++r) {

@@ -61,7 +61,9 @@ struct decode_shape {
 //             t1_bf16io_smem_min_heads_per_sm * SMs (CUDA sm_80+): the same
 //             body, but the state tile arrives in shared memory by cp.async
 //             instead of registers, so the kernel fits t1_bf16io_smem_bound
-//             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8).
+//             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8);
+//             and for K-last 16-bit state with bf16 I/O on grids of at least
+//             t1_bf16io_smem_b16_min_heads_per_sm * SMs pairs (ahead of t1_pipe).
 enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4, t1_bf16io_smem = 5 };
 
 // Besides the shapes, each family's decode_tuning<F> holds:
@@ -104,6 +106,10 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //   t1_bf16io_smem_bound  where t1_bf16io_smem takes over from t1_bf16io:
 //                      grids under the first or from the second (heads per SM;
 //                      0: never), and its register cap;
+//   t1_bf16io_smem_b16_min_heads_per_sm, t1_bf16io_smem_b16_bound  the same
+//                      body for K-last 16-bit state (where the bf16-I/O tile
+//                      fits): from this many heads per SM (0: never), before
+//                      t1_pipe is considered, and its register cap;
 //   t1_bf16io_f32_lookahead_blocks_per_sm  fp32-state t1_bf16io grids of less
 //                      than two waves of this many blocks per SM: each block of
 //                      the first wave first prefetches into L2 the state tile of
@@ -162,7 +168,7 @@ constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
 // The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.
 template <class Table>
 constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = false, bool smem_state = false) {
-  if (smem_state) return Table::t1_bf16io_smem_bound;
+  if (smem_state) return state_bytes == 4 ? Table::t1_bf16io_smem_bound : Table::t1_bf16io_smem_b16_bound;
   if (bf16io && k_last) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
@@ -170,8 +176,9 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
 
 // Whether a table runs t1_bf16io_smem on any grid.
 template <class Table>
-constexpr bool t1_bf16io_smem_on() {
-  return Table::t1_bf16io_smem_max_heads_per_sm > 0 || Table::t1_bf16io_smem_min_heads_per_sm > 0;
+constexpr bool t1_bf16io_smem_on(bool f32_state = true) {
+  return f32_state ? Table::t1_bf16io_smem_max_heads_per_sm > 0 || Table::t1_bf16io_smem_min_heads_per_sm > 0
+                   : Table::t1_bf16io_smem_b16_min_heads_per_sm > 0;
 }
 
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).
@@ -186,6 +193,14 @@ constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes,
                        : bf16io && k_last ? Table::t1_bf16io_max_warps_v
                        : k_last ? Table::t1_max_warps_v
                                 : Table::t1_vlast_max_warps_v);
+}
+
+// Whether the K-last bf16-I/O body takes class c's tile: the x and y of its
+// rows (2 * rows values) reduce-scatter over the row's lanes_k lanes.
+template <class Table>
+constexpr bool t1_bf16io_klast_fits(decode_class c, int state_bytes) {
+  const decode_shape s = t1_shape_of<Table>(c, true, state_bytes, false, true);
+  return 2 * s.rows <= s.lanes_k;
 }
 
 }  // namespace dk::tuning

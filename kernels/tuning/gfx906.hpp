@@ -54,7 +54,8 @@ struct decode_tuning<906> {
   // The bf16-I/O T = 1 bodies are measured on Hopper only: not taken here.
   static constexpr bool t1_bf16io = false;
   static constexpr int t1_bf16io_f32_bound = 0, t1_bf16io_b16_bound = 0;
-  static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;  // no cp.async
+  static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
+  static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;  // no cp.async
   static constexpr int t1_bf16io_smem_bound = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 0;  // prefetch_l2 is a no-op on AMD

@@ -102,6 +102,12 @@ struct decode_tuning<90> {
   // keeps its look-ahead over the last partial wave (not measured with _smem).
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
   static constexpr int t1_bf16io_smem_min_heads_per_sm = 4;
+  // 16-bit state (bf16 I/O, K = 128) from 4 heads per SM: the same body instead
+  // of t1_pipe, at <= 80 registers (76 used; 24 warps per SM). Session 9,
+  // decode-ab, 2 rounds, in graph: bf16 B=32 26.18 -> 21.23 us, B=128 85.09 ->
+  // 74.38, B=512 293.39 -> 281.71 (64 registers spill 112 bytes: 372.5 at
+  // B=512; 72 spill 48 bytes: 284.4).
+  static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 4, t1_bf16io_smem_b16_bound = 768;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
