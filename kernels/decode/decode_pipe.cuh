@@ -10,7 +10,7 @@
 // the current one from shared memory. The tables select it for 16-bit state
 // only: for fp32 it was slower than t1 in every configuration tried, and
 // per-thread cp.async into the same ring was slower still (NOTES.md). With
-// bf16 q/k/v/output, K-last K = 128, t1_bf16io_smem replaced it (session 9:
+// bf16 q/k/v/output, K-last K = 128, t1_bf16io_smem replaced it (NOTES.md v10:
 // one-warp blocks, every copy in flight at once, bf16 B=512 -4 %, B=32 -19 %).
 //
 // Per tile, the math of decode_t1_body: x = S^T k, y = S^T q; u = beta (v - d rk x);

@@ -65,7 +65,7 @@ struct decode_tuning<90> {
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
   static constexpr int t1_min_blocks_per_sm = 8;
   // Below 1 head per SM (B=1, contest): t1_small. From 1 (fp32 B=8, 256 heads:
-  // one-tile warps, 1.1 waves) the t1 grid: session 5, dk_bench, B=8 15.65 ->
+  // one-tile warps, 1.1 waves) the t1 grid: NOTES.md v6, dk_bench, B=8 15.65 ->
   // 15.31 us isolated, 12.75 -> 12.56 in graph (2 heads per SM before).
   static constexpr int t1_small_heads_per_sm = 1;
   // Small grids: blocks of up to t1_small_max_warps_v warps, at least
@@ -85,15 +85,15 @@ struct decode_tuning<90> {
   // registers (28 warps per SM): B=512 521 us against t1's 549 (64 registers
   // spill 8 bytes: 532; 80: 525); 16-bit state as t1 (within noise).
   // V-last fp32 state with bf16 activations: the t1 V-last body with
-  // compile-time dtypes, session 6 in graph: B=512 589.1 -> 583.3 us.
+  // compile-time dtypes, NOTES.md v7 in graph: B=512 589.1 -> 583.3 us.
   static constexpr bool t1_bf16io = true;
   static constexpr int t1_bf16io_f32_bound = 896, t1_bf16io_b16_bound = 640;
   // fp32 state on grids under 2 heads per SM (fp32 B=8: 256 heads, 4096
   // one-warp blocks): decode_mode::t1_bf16io_smem, the tile in shared memory by
   // cp.async, at most 64 registers, 32 blocks per SM = one wave.
-  // Session 7, decode-ab in graph: fp32 B=8 11.90 -> 11.78 us, with PDL 11.62
+  // NOTES.md v8, decode-ab in graph: fp32 B=8 11.90 -> 11.78 us, with PDL 11.62
   // -> 11.48 (again at d91121f: 11.92 -> 11.68, PDL 11.62 -> 11.35); from B=32
-  // on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4). Session 8, the
+  // on it lost (B=32 37.84 -> 38.36, B=512 534.6 -> 543.4). NOTES.md v9, the
   // sums column by column as the copies land: B=8 11.77 -> 11.54, PDL 11.43 -> 11.26;
   // and from then on larger grids gain too (decode-ab, 2 rounds, in graph / PDL:
   // B=32 38.07 / 37.70 -> 38.04 / 37.65, B=128 137.99 / 137.78 -> 137.68 /
@@ -103,7 +103,7 @@ struct decode_tuning<90> {
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
   static constexpr int t1_bf16io_smem_min_heads_per_sm = 4;
   // 16-bit state (bf16 I/O, K = 128) from 4 heads per SM: the same body instead
-  // of t1_pipe, at <= 80 registers (76 used; 24 warps per SM). Session 9,
+  // of t1_pipe, at <= 80 registers (76 used; 24 warps per SM). NOTES.md v10,
   // decode-ab, 2 rounds, in graph: bf16 B=32 26.18 -> 21.23 us, B=128 85.09 ->
   // 74.38, B=512 293.39 -> 281.71 (64 registers spill 112 bytes: 372.5 at
   // B=512; 72 spill 48 bytes: 284.4).
@@ -115,7 +115,7 @@ struct decode_tuning<90> {
   // per SM; fp32 B=9-14 since t1_bf16io_smem takes B=8): the first thing a
   // block does is prefetch into L2 the tile of the block this many blocks per
   // SM later, i.e. the partial last wave's (0: off; keep it = the resident
-  // blocks per SM). Session 6, A/B in graph at B=8 (then 1.1 waves of this
+  // blocks per SM). NOTES.md v7, A/B in graph at B=8 (then 1.1 waves of this
   // kernel): 12.33 -> 11.92 us, with PDL 12.00 -> 11.63.
   static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 28;
   // V-last: warps per block (warps_k = 4 of them split K: one warp along V).
@@ -123,18 +123,18 @@ struct decode_tuning<90> {
   // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the t1_small
   // and general kernels prefetch their state tile and the lines of their
   // operands into L2 before the grid dependency wait when the call reads at
-  // most this many state bytes per SM (never on the t1 / t1_bf16io grids). dk_bench in graph, session 4: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
+  // most this many state bytes per SM (never on the t1 / t1_bf16io grids). dk_bench in graph, NOTES.md v5: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
   // 2.71, bf16 B=8 (8 MiB) 8.50 -> 8.35; but fp32 B=8 (16 MiB) 12.31 -> 12.65,
   // B=32 37.6 -> 39.4, T=4 B=32 65.3 -> 74.6: the early blocks' prefetches
   // compete with the running kernel's own loads and leave L2 before use.
-  // Session 5: even the operand lines alone (8 per block) cost fp32 B=8 on the
+  // NOTES.md v6: even the operand lines alone (8 per block) cost fp32 B=8 on the
   // t1 grid 12.3 -> 15.7 us, B=32 +4 us, B=512 +22 us; triggering dependents
   // only once a block's state has arrived did not change that.
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 64 * 1024;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed
-  // (3 stages against 4, session 3: bf16 B=512 289.9 against 298.5 us with
+  // (3 stages against 4, NOTES.md v4: bf16 B=512 289.9 against 298.5 us with
   // in-order slots, 295.9 against 298.6 with dk_bench's shuffled slots).
   // Measured (NOTES.md): 16-bit state B=512 301 us against t1's 326, B=128 82
   // against 86; fp32 state stays on t1 (B=512 552 us against 569-577 for every
