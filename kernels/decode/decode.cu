@@ -139,7 +139,8 @@ constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem) {
-    // mode_for picks it only where the table enables it, for K-last fp32 state.
+    // mode_for picks it only where the table enables it, for K-last state
+    // (16-bit state where the bf16-I/O tile fits, which takes_bf16io checks too).
     if constexpr (tuning::t1_bf16io_smem_on<tuning::decode_tuning<F>>(S == dtype::f32) &&
                   L == state_layout::k_last && takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>())
       return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem>();

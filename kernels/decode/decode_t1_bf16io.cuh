@@ -42,7 +42,6 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   static_assert(bf16io_fits<G>(), "t1_bf16io: 2 * rows must fit in lanes_k");
   static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
   static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
-
   static_assert(!G::stream_state, "t1_bf16io: plain state loads/stores (no table sets t1_stream_state)");
 
   const decode_problem& p = lp.p;
@@ -137,8 +136,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
   // the gate and beta.
   auto unpack = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
-  // 16-bit tiles in shared memory keep q packed too (unpacked at each use):
-  // 64 registers hold the body only so.
+  // 16-bit tiles in shared memory keep q packed too, as k (unpacked at each
+  // use): 16 keys per thread would take 16 registers as fp32.
   constexpr bool q_packed = G::smem_state && ES == 2;
   float qf[q_packed ? 1 : NK];
   if constexpr (!q_packed) {

@@ -174,7 +174,7 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
 }
 
-// Whether a table runs t1_bf16io_smem on any grid.
+// Whether a table runs t1_bf16io_smem on any grid, for fp32 or 16-bit state.
 template <class Table>
 constexpr bool t1_bf16io_smem_on(bool f32_state = true) {
   return f32_state ? Table::t1_bf16io_smem_max_heads_per_sm > 0 || Table::t1_bf16io_smem_min_heads_per_sm > 0
