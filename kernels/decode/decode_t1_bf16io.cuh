@@ -24,11 +24,10 @@
 
 namespace dk::gpu::decode_detail {
 
-// Whether G's K-last tile suits the reduce-scatter: the 2 * rows values (x and y
-// of each row) scatter over the row's lanes_k lanes.
+// Whether G's K-last tile suits the reduce-scatter (tuning::bf16io_tile_fits).
 template <class G>
 constexpr bool bf16io_fits() {
-  return G::k_last && 2 * G::shape.rows <= G::lanes_k;
+  return G::k_last && tuning::bf16io_tile_fits(G::shape);
 }
 
 template <class G, dtype S>

@@ -195,12 +195,13 @@ constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes,
                                 : Table::t1_vlast_max_warps_v);
 }
 
-// Whether the K-last bf16-I/O body takes class c's tile: the x and y of its
-// rows (2 * rows values) reduce-scatter over the row's lanes_k lanes.
+// Whether the K-last bf16-I/O body takes a tile: the x and y of its rows
+// (2 * rows values) reduce-scatter over the row's lanes_k lanes.
+constexpr bool bf16io_tile_fits(const decode_shape& s) { return 2 * s.rows <= s.lanes_k; }
+// The same for class c's K-last bf16-I/O tile in a table (the host's mode choice).
 template <class Table>
 constexpr bool t1_bf16io_klast_fits(decode_class c, int state_bytes) {
-  const decode_shape s = t1_shape_of<Table>(c, true, state_bytes, false, true);
-  return 2 * s.rows <= s.lanes_k;
+  return bf16io_tile_fits(t1_shape_of<Table>(c, true, state_bytes, false, true));
 }
 
 }  // namespace dk::tuning
