@@ -266,6 +266,16 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
       std::vector<double> batch_us(kHostTimeBatches);
       for (double& us : batch_us) check(t.host_time(launch, std::max(samples, 20), &us), "host time");
       r.host_us = summarize(batch_us).median;
+      // Decode again with DK_OPTION_PROGRAMMATIC_LAUNCH on, where the context takes it:
+      // the driver's launch path differs with that attribute (host_pdl_us).
+      if (r.w.op == "decode" && dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_SUCCESS) {
+        dk_status st = DK_STATUS_SUCCESS;
+        for (double& us : batch_us)
+          if (st == DK_STATUS_SUCCESS) st = t.host_time(launch, std::max(samples, 20), &us);
+        check(dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0), "programmatic launch off");
+        check(st, "host time, programmatic launch");
+        r.host_pdl_us = summarize(batch_us).median;
+      }
     }
     if (first && r.w.op == "decode") {
       if (!t.time_graph({launch}, 3, samples, true, &r.graph_us, &r.graph_note)) r.graph_us.clear();

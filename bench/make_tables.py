@@ -211,10 +211,10 @@ def table(op, rows, cols):
 
 
 def detail_table(t):
-    out = ["| workload | impl | median | min | max | samples | host/call | graph replay "
+    out = ["| workload | impl | median | min | max | samples | host/call | host/call, PDL | graph replay "
            "| in graph (R calls) | in graph % copy BW | in graph, PDL | PDL % copy BW "
            "| GB/s | % copy BW | tokens/s | TFLOP/s |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     gpu = t.backend != "cpu"
     seen = []
     for run in t.runs:
@@ -225,16 +225,18 @@ def detail_table(t):
         rec, _ = t.latest(name)
         if rec["status"] in ("unsupported", "failed"):
             out.append(f"| `{name}` | {rec['impl'] or '-'} | {rec['status']}: {rec['message']} |"
-                       + " |" * 13)
+                       + " |" * 14)
             continue
         tm, g, st = rec["time_us"], rec.get("graph_time_us"), rec.get("stream_time_us")
         pdl = rec.get("stream_pdl_time_us")
         host = rec.get("host_us_per_call")
-        out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |"
+        host_pdl = rec.get("host_pdl_us_per_call")  # absent in runs before it was measured
+        out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |"
                    .format(
             name, rec["impl"], fmt_time(tm["median"]), fmt_time(tm["min"]), fmt_time(tm["max"]),
             tm["n"],
             fmt_time(host) if host is not None else "-",
+            fmt_time(host_pdl) if host_pdl is not None else "-",
             fmt_time(g["median"]) if g else "-",
             (f"{fmt_time(st['median'])} ({rec.get('stream_calls_per_graph')})" if st else "-")
             + (" ‡" if gpu and rec.get("stream_note") else ""),

@@ -113,6 +113,7 @@ std::string record_json(const run_info& run, const result& r) {
       {"stream_copy_note", json::str(r.stream_copy_note)},
       {"round_medians_us", json::numbers(r.round_us)},
       {"host_us_per_call", r.host_us >= 0 ? json::num(r.host_us) : json::null()},
+      {"host_pdl_us_per_call", r.host_pdl_us >= 0 ? json::num(r.host_pdl_us) : json::null()},
       {"bytes", json::integer(r.w.bytes_moved())},
       {"flops", json::integer(static_cast<int64_t>(r.w.flops()))},
       {"tokens", json::integer(r.w.num_tokens())},
@@ -156,17 +157,18 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
                "# graph_us: decode replayed alone from a one-call graph, flushed like the eager "
                "calls; stream_us: per call of a graph of R decode calls, each on its own copy of "
                "the tensors (replay / R); str%%copy: its %% of the copy bandwidth; pdl_us, "
-               "pdl%%copy: the same graph with DK_OPTION_PROGRAMMATIC_LAUNCH on\n");
+               "pdl%%copy: the same graph with DK_OPTION_PROGRAMMATIC_LAUNCH on; host_pdl: "
+               "host_us with that option on\n");
   // Markdown rows, aligned for the terminal; TFLOP/s only means something for prefill.
   std::fprintf(f,
-               "| %-36s | %-28s | %10s | %10s | %10s | %5s | %9s | %9s | %9s | %3s | %8s | %9s | "
+               "| %-36s | %-28s | %10s | %10s | %10s | %5s | %9s | %9s | %9s | %9s | %3s | %8s | %9s | "
                "%8s | %8s | %6s | %9s | %7s |\n",
-               "workload", "impl", "median_us", "min_us", "max_us", "n", "host_us", "graph_us",
+               "workload", "impl", "median_us", "min_us", "max_us", "n", "host_us", "host_pdl", "graph_us",
                "stream_us", "R", "str%copy", "pdl_us", "pdl%copy", "GB/s", "%copy", "tokens/s",
                "TFLOP/s");
-  std::fprintf(f, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n",
+  std::fprintf(f, "|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n",
                std::string(38, '-').c_str(), std::string(30, '-').c_str(), "-----------:",
-               "-----------:", "-----------:", "------:", "----------:", "----------:",
+               "-----------:", "-----------:", "------:", "----------:", "----------:", "----------:",
                "----------:", "----:", "---------:", "----------:", "---------:", "---------:",
                "-------:", "----------:", "--------:");
   for (const result& r : results) {
@@ -183,7 +185,7 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
       std::snprintf(pdl_us, sizeof pdl_us, "%.2f", pdl.median);
       std::snprintf(pdl_pct, sizeof pdl_pct, "%.1f%%", 100.0 * r.stream_pdl_gbps() / run.copy_gbps);
     }
-    char host[32] = "-", tflops[32] = "-";
+    char host[32] = "-", host_pdl[32] = "-", tflops[32] = "-";
     if (g.n) std::snprintf(graph, sizeof graph, "%.2f", g.median);
     if (st.n) {
       std::snprintf(stream, sizeof stream, "%.2f", st.median);
@@ -192,11 +194,12 @@ void print_table(std::FILE* f, const run_info& run, const std::vector<result>& r
                     100.0 * r.stream_gbps() / run.copy_gbps);
     }
     if (r.host_us >= 0) std::snprintf(host, sizeof host, "%.2f", r.host_us);
+    if (r.host_pdl_us >= 0) std::snprintf(host_pdl, sizeof host_pdl, "%.2f", r.host_pdl_us);
     if (r.w.op == "prefill") std::snprintf(tflops, sizeof tflops, "%.4g", r.tflops());
     std::fprintf(f,
-                 "| %-36s | %-28s | %10.2f | %10.2f | %10.2f | %5d | %9s | %9s | %9s | %3s | "
+                 "| %-36s | %-28s | %10.2f | %10.2f | %10.2f | %5d | %9s | %9s | %9s | %9s | %3s | "
                  "%8s | %9s | %8s | %8.1f | %5.1f%% | %9.4g | %7s |\n",
-                 r.w.name.c_str(), r.impl.c_str(), s.median, s.min, s.max, s.n, host, graph, stream,
+                 r.w.name.c_str(), r.impl.c_str(), s.median, s.min, s.max, s.n, host, host_pdl, graph, stream,
                  calls, stream_pct, pdl_us, pdl_pct, r.gbps(), 100.0 * r.gbps() / run.copy_gbps, r.tokens_per_s(),
                  tflops);
     if (r.status == "bad_output") std::fprintf(f, "  ^ %s\n", r.message.c_str());

@@ -38,6 +38,7 @@ struct result {
   std::vector<double> stream_copy_us;
   std::string stream_copy_note;
   double host_us = -1;            // host time per eager call; < 0 when not measured
+  double host_pdl_us = -1;        // the same with DK_OPTION_PROGRAMMATIC_LAUNCH on (decode)
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
   // Bytes moved / the median of `samples_us`, in GB/s; 0 without samples.
