@@ -59,6 +59,11 @@ inline gpu_error_t gpu_set_max_dynamic_smem(Kernel* kernel, int bytes) {
   return hipFuncSetAttribute(reinterpret_cast<const void*>(kernel),
                              hipFuncAttributeMaxDynamicSharedMemorySize, bytes);
 }
+// Blocks of `kernel` resident per compute unit at `threads` and `smem` bytes.
+template <class Kernel>
+inline gpu_error_t gpu_resident_blocks(Kernel* kernel, int threads, size_t smem, int* out) {
+  return hipOccupancyMaxActiveBlocksPerMultiprocessor(out, kernel, threads, smem);
+}
 #else
 using gpu_error_t = cudaError_t;
 using gpu_stream_t = cudaStream_t;
@@ -69,6 +74,10 @@ inline const char* gpu_error_name(gpu_error_t e) { return cudaGetErrorName(e); }
 template <class Kernel>
 inline gpu_error_t gpu_set_max_dynamic_smem(Kernel* kernel, int bytes) {
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+template <class Kernel>
+inline gpu_error_t gpu_resident_blocks(Kernel* kernel, int threads, size_t smem, int* out) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, kernel, threads, smem);
 }
 #endif
 // Launches kernel(params); `programmatic`: with programmatic stream

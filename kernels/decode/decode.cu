@@ -59,10 +59,36 @@ int family_slot(const target& t) {
   return -1;
 }
 
+// Programmatic launch on the rotated t1 grids: the last
+// programmatic_late_prefetch_blocks_per_sm blocks per SM of the first wave
+// prefetch their tiles before the wait. They become resident last, as the
+// previous kernel drains, so their lines reach L2 while DRAM has room and
+// stay there until the wait ends; earlier or more blocks lose their lines
+// before use (NOTES.md v11). The instance's resident blocks per SM come from
+// the occupancy query, remembered per device with the block size asked.
+template <class G, class Kernel>
+dk_status set_late_prefetch(Kernel* kernel, const target& t, launch_shape* ls) {
+  static std::atomic<int64_t> known[kCachedDevices] = {};  // threads << 32 | blocks per SM; 0: not asked
+  const bool cached = t.device >= 0 && t.device < kCachedDevices;
+  const int64_t seen = cached ? known[t.device].load() : 0;
+  int per_sm = seen >> 32 == ls->threads ? int(seen & 0xffffffff) : 0;
+  if (per_sm == 0) {
+    const gpu_error_t e = gpu_resident_blocks(kernel, int(ls->threads), ls->smem, &per_sm);
+    if (e != gpu_success)
+      return set_error(DK_STATUS_DEVICE_ERROR, "decode: occupancy query failed: %s", gpu_error_string(e));
+    if (cached && per_sm > 0) known[t.device].store(int64_t(ls->threads) << 32 | per_sm);
+  }
+  const int64_t wave = int64_t(per_sm) * t.compute_units;
+  const int64_t late = int64_t(G::table::programmatic_late_prefetch_blocks_per_sm) * t.compute_units;
+  ls->lp.prefetch_first = uint32_t(wave > late ? wave - late : 0);
+  ls->lp.prefetch_end = uint32_t(wave < ls->blocks ? wave : ls->blocks);
+  return DK_STATUS_SUCCESS;
+}
+
 template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
 dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stream, bool launch) {
   using G = geometry<Family, C, S, L, M>;
-  const launch_shape ls = shape_of<G>(t.compute_units, p);
+  launch_shape ls = shape_of<G>(t.compute_units, p);
   const int limit = t.max_smem_per_block > 0 ? t.max_smem_per_block : kDefaultSmemLimit;
   if (ls.smem > size_t(limit))
     return set_error(DK_STATUS_UNSUPPORTED,
@@ -94,6 +120,10 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
   const bool skipped = big && cached && raised[t.device].load() >= int(ls.smem);
   if (big && !skipped)
     if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
+  if constexpr (G::rotated && G::table::programmatic_late_prefetch_blocks_per_sm > 0) {
+    if (p.programmatic_launch)
+      if (const dk_status s = set_late_prefetch<G>(kernel, t, &ls); s != DK_STATUS_SUCCESS) return s;
+  }
   gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
                              p.programmatic_launch, ls.lp);
   if (e != gpu_success && skipped) {

@@ -45,7 +45,9 @@ struct launch_params {
   int v_tile;   // values per block (t1_pipe: per tile): warps along V * v_per_warp (a power of two)
   int v_shift;  // log2(v_tile) (not used by t1_pipe)
   int chunk;    // t1_pipe: tiles dealt to a walker at a time (0: one contiguous run)
-  int prefetch;  // programmatic launch: prefetch the block's state tile before the wait
+  // Programmatic launch: blocks prefetch_first .. prefetch_end - 1 prefetch their
+  // state tile and operand lines into L2 before the wait (none when first == end).
+  uint32_t prefetch_first, prefetch_end;
   int lookahead;  // t1_bf16io grids under 2 waves: block i < blocks - lookahead prefetches block i + lookahead's tile (0: none)
   // block_place's divisors (V tiles, HV, value heads per q/k head), set by set_divisors.
   fast_div by_v_tiles, by_hv, by_group;
@@ -1238,7 +1240,8 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
     // every block is past the wait.
     if (lp.p.programmatic_launch) {
       if constexpr (!G::pipe) {
-        if (lp.prefetch) {  // small calls only: see programmatic_prefetch_max_bytes_per_sm
+        // Small calls: every block; t1 grids: the last blocks of the first wave (launch_one).
+        if (blockIdx.x >= lp.prefetch_first && blockIdx.x < lp.prefetch_end) {
           prefetch_block_operands<G>(lp);
           prefetch_block_tile<G>(lp);
         }
@@ -1312,7 +1315,8 @@ launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
   ls.lp.chunk = table::t1_pipe_chunk > 0 && tiles >= walkers * table::t1_pipe_chunk_min_tiles_per_warp
                     ? table::t1_pipe_chunk
                     : 0;
-  ls.lp.prefetch = 0;  // persistent walkers: a prefetch would run far ahead of its use
+  // Persistent walkers: a prefetch would run far ahead of its use.
+  ls.lp.prefetch_first = ls.lp.prefetch_end = 0;
   ls.lp.lookahead = 0;
   return ls;
 }
@@ -1332,10 +1336,13 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.threads = kWarpSize * G::warps_k * wv;
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
-  // Small calls only, and not on the t1 / t1_bf16io grids (one-tile warps at
-  // one wave or more: prefetching there was slower in every run, NOTES.md v6).
-  ls.lp.prefetch = p.programmatic_launch && (G::small || !G::t1) &&
-                   state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
+  // Every block of small calls on the t1_small and general grids (prefetching
+  // in every block of larger grids was slower in every run, NOTES.md v6). The
+  // rotated t1 grids get a range of late first-wave blocks from launch_one.
+  const bool prefetch_all = p.programmatic_launch && (G::small || !G::t1) &&
+                            state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
+  ls.lp.prefetch_first = 0;
+  ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;
   // fp32 bf16io grids of less than two waves: the first wave prefetches the last.
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
   ls.lp.lookahead =

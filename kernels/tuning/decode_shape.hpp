@@ -118,6 +118,9 @@ enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t
 //                      blocks of the t1_small and general kernels prefetch their
 //                      state tile and operand lines into L2 before waiting for the previous kernel
 //                      when the call reads at most this many state bytes per SM.
+//   programmatic_late_prefetch_blocks_per_sm  the same prefetch on the rotated
+//                      t1 grids by the last this many blocks per SM of their
+//                      first wave (0: none).
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 

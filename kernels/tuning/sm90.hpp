@@ -123,7 +123,7 @@ struct decode_tuning<90> {
   // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the t1_small
   // and general kernels prefetch their state tile and the lines of their
   // operands into L2 before the grid dependency wait when the call reads at
-  // most this many state bytes per SM (never on the t1 / t1_bf16io grids). dk_bench in graph, NOTES.md v5: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
+  // most this many state bytes per SM (every block; the t1 grids: the next knob). dk_bench in graph, NOTES.md v5: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
   // 2.71, bf16 B=8 (8 MiB) 8.50 -> 8.35; but fp32 B=8 (16 MiB) 12.31 -> 12.65,
   // B=32 37.6 -> 39.4, T=4 B=32 65.3 -> 74.6: the early blocks' prefetches
   // compete with the running kernel's own loads and leave L2 before use.
@@ -131,6 +131,16 @@ struct decode_tuning<90> {
   // t1 grid 12.3 -> 15.7 us, B=32 +4 us, B=512 +22 us; triggering dependents
   // only once a block's state has arrived did not change that.
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 64 * 1024;
+  // Programmatic launch on the rotated t1 grids (t1, t1_bf16io, t1_bf16io_smem):
+  // the last this-many blocks per SM of the first wave prefetch their tile and
+  // operand lines before the wait (0: none). NOTES.md v11, decode-ab, in graph
+  // with PDL, 0 / 4 / 8 / 12: fp32 B=8 11.07 / 10.55 / 10.99 / 11.57 us, B=32
+  // 37.39 / 36.71 / 37.02 / 37.56, B=512 535.52 / 534.90 / 534.95 / 535.29,
+  // bf16 B=32 21.04 / 20.39 / 20.49 / 20.64, V-last fp32 B=32 40.42 / 39.98 /
+  // 40.90 / 40.88; against 1 / 2 / 3 (another start): B=32 36.39 against 36.96
+  // / 36.77 / 36.59, B=8 10.55 against 10.84 / 10.69 / 10.60. Without PDL
+  // nothing changes.
+  static constexpr int programmatic_late_prefetch_blocks_per_sm = 4;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed

@@ -167,9 +167,10 @@ typedef enum dk_context_option {
    * while the kernel before it on the stream is still finishing. Each of its
    * blocks waits for that kernel to complete, with all of its writes visible,
    * before it reads or writes any operand. Before the wait it at most
-   * prefetches into L2, on small calls, its state and the lines of its other
-   * inputs. It reads the state indices for that, and a stale index costs only
-   * a useless prefetch. Once its blocks are past the wait, the next kernel on
+   * prefetches into L2 state tiles (on small calls all of them, on larger T = 1
+   * calls those of a few late-starting blocks) and lines of its other inputs.
+   * It reads the state indices for that, and a stale index costs only a
+   * useless prefetch. Once its blocks are past the wait, the next kernel on
    * the stream launched the same way may start. Results are bit for bit those
    * of a normal launch. It works eagerly and under graph capture,
    * where it becomes a programmatic edge. Prefill launches are unaffected.
