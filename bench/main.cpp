@@ -263,18 +263,21 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
     if (first && !t.synchronous()) {
       // The median of several batches: one batch hit by a burst of other work on the
       // host would otherwise stand for the library's cost.
-      std::vector<double> batch_us(kHostTimeBatches);
-      for (double& us : batch_us) check(t.host_time(launch, std::max(samples, 20), &us), "host time");
-      r.host_us = summarize(batch_us).median;
-      // Decode again with DK_OPTION_PROGRAMMATIC_LAUNCH on, where the context takes it:
-      // the driver's launch path differs with that attribute (host_pdl_us).
-      if (r.w.op == "decode" && dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_SUCCESS) {
-        dk_status st = DK_STATUS_SUCCESS;
+      auto host_median = [&](double* out_us) {
+        std::vector<double> batch_us(kHostTimeBatches);
         for (double& us : batch_us)
-          if (st == DK_STATUS_SUCCESS) st = t.host_time(launch, std::max(samples, 20), &us);
+          if (dk_status s = t.host_time(launch, std::max(samples, 20), &us); s != DK_STATUS_SUCCESS) return s;
+        *out_us = summarize(batch_us).median;
+        return DK_STATUS_SUCCESS;
+      };
+      check(host_median(&r.host_us), "host time");
+      // Decode again with DK_OPTION_PROGRAMMATIC_LAUNCH on, where the context takes it:
+      // the driver's launch path differs with that attribute (host_pdl_us). The
+      // option goes off again before any failure is reported.
+      if (r.w.op == "decode" && dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_SUCCESS) {
+        const dk_status s = host_median(&r.host_pdl_us);
         check(dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0), "programmatic launch off");
-        check(st, "host time, programmatic launch");
-        r.host_pdl_us = summarize(batch_us).median;
+        check(s, "host time, programmatic launch");
       }
     }
     if (first && r.w.op == "decode") {
