@@ -969,8 +969,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #pragma unroll
     for (int c = 0; c < NC; ++c) load_run<VEC>(v_io, v_b + vchunk_value(c), vchunk_value(c) < V, vwd[c]);
   }
+  // t1_small's one-wave grids issue the gate here (B=1 in graph 4.23 us against
+  // 4.38 after the tile); the other grids after the tile (NOTES.md v12).
   head_gate gate;
-  gate.issue(p, b, h);
+  if constexpr (G::small) gate.issue(p, b, h);
   const bool per_token = p.token_indices.data != nullptr;
   const int64_t store_slot =
       per_token ? load_index(p.token_indices, b * p.token_indices.stride[0])
@@ -1017,6 +1019,9 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       }
       s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
     }
+
+  // The gate's loads after the tile's, as in decode_t1_bf16io_body.
+  if constexpr (!G::small) gate.issue(p, b, h);
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];
