@@ -63,8 +63,9 @@ int family_slot(const target& t) {
 // programmatic_late_prefetch_blocks_per_sm blocks per SM of the first wave
 // prefetch their tiles before the wait. They become resident last, as the
 // previous kernel drains, so their lines reach L2 shortly before the wait
-// ends; earlier or more prefetching blocks were slower (NOTES.md v11). The instance's resident blocks per SM come from
-// the occupancy query, remembered per device with the block size asked.
+// ends; earlier or more prefetching blocks were slower (NOTES.md v11). The
+// instance's resident blocks per SM come from the occupancy query, remembered
+// per device with the block size asked.
 template <class G, class Kernel>
 dk_status set_late_prefetch(Kernel* kernel, const target& t, launch_shape* ls) {
   static std::atomic<int64_t> known[kCachedDevices] = {};  // threads << 32 | blocks per SM; 0: not asked

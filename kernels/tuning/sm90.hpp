@@ -103,8 +103,9 @@ struct decode_tuning<90> {
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 2;
   static constexpr int t1_bf16io_smem_min_heads_per_sm = 4;
   // 16-bit state (bf16 I/O, K = 128) from 4 heads per SM: the same body instead
-  // of t1_pipe, at <= 80 registers (76 used; 24 warps per SM). NOTES.md v10,
-  // decode-ab, 2 rounds, in graph: bf16 B=32 26.18 -> 21.23 us, B=128 85.09 ->
+  // of t1_pipe, at <= 80 registers (80 used since NOTES.md v12, 76 before; 24
+  // warps per SM). NOTES.md v10, decode-ab, 2 rounds, in graph: bf16 B=32
+  // 26.18 -> 21.23 us, B=128 85.09 ->
   // 74.38, B=512 293.39 -> 281.71 (64 registers spill 112 bytes: 372.5 at
   // B=512; 72 spill 48 bytes: 284.4).
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 4, t1_bf16io_smem_b16_bound = 768;
@@ -123,8 +124,9 @@ struct decode_tuning<90> {
   // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the t1_small
   // and general kernels prefetch their state tile and the lines of their
   // operands into L2 before the grid dependency wait when the call reads at
-  // most this many state bytes per SM (every block; the t1 grids: the next knob). dk_bench in graph, NOTES.md v5: B=1 fp32 3.94 -> 3.51 us, contest 3.09 ->
-  // 2.71, bf16 B=8 (8 MiB) 8.50 -> 8.35; but fp32 B=8 (16 MiB) 12.31 -> 12.65,
+  // most this many state bytes per SM (every block; the t1 grids: the next
+  // knob). dk_bench in graph, NOTES.md v5: B=1 fp32 3.94 -> 3.51 us, contest
+  // 3.09 -> 2.71, bf16 B=8 (8 MiB) 8.50 -> 8.35; but fp32 B=8 (16 MiB) 12.31 -> 12.65,
   // B=32 37.6 -> 39.4, T=4 B=32 65.3 -> 74.6: the early blocks' prefetches
   // compete with the running kernel's own loads and leave L2 before use.
   // NOTES.md v6: even the operand lines alone (8 per block) cost fp32 B=8 on the
