@@ -185,11 +185,13 @@ void measure_stream_copy(dk_context* ctx, timer& t, int replays, result* r) {
 // workload's own) and one graph of R calls, call i on copy i. R copies of the
 // state span at least 4x the last-level cache (R capped at 1024), so a copy's
 // state has left the cache before the next replay reaches it and no flush is
-// needed. Replays are timed back to back; per-call time = replay time / R.
+// needed; --stream-calls raises R (a model's layer count). Replays are timed
+// back to back; per-call time = replay time / R, which carries 1/R of the
+// graph's own start (small R overstates it, NOTES.md v13 of kernels/decode).
 // The copies exist only for this measurement. Failures only fill stream_note.
 // Where the context takes DK_OPTION_PROGRAMMATIC_LAUNCH, the same graph is
 // captured and timed a second time with it on (stream_pdl_us).
-void measure_stream(dk_context* ctx, timer& t, int replays, bool copy_reference, entry* e) {
+void measure_stream(dk_context* ctx, timer& t, int replays, const run_info& run, entry* e) {
   result& r = e->r;
   if (r.graph_us.empty()) {
     r.stream_note = "no graph timing: " + r.graph_note;
@@ -197,7 +199,7 @@ void measure_stream(dk_context* ctx, timer& t, int replays, bool copy_reference,
   }
   const double llc = double(t.last_level_cache_bytes());
   const double pool = double(std::max<int64_t>(r.w.state_pool_bytes(), 1));
-  r.stream_calls = std::clamp(static_cast<int>(std::ceil(4.0 * llc / pool)), 2, 1024);
+  r.stream_calls = std::clamp(std::max(static_cast<int>(std::ceil(4.0 * llc / pool)), run.stream_calls_min), 2, 1024);
   std::vector<std::unique_ptr<bench_case>> copies;
   std::vector<launch_fn> calls;
   std::vector<double> replay_us, pdl_replay_us;
@@ -230,7 +232,7 @@ void measure_stream(dk_context* ctx, timer& t, int replays, bool copy_reference,
   }
   for (double us : replay_us) r.stream_us.push_back(us / r.stream_calls);
   for (double us : pdl_replay_us) r.stream_pdl_us.push_back(us / r.stream_calls);
-  if (copy_reference) measure_stream_copy(ctx, t, replays, &r);
+  if (run.copy_reference) measure_stream_copy(ctx, t, replays, &r);
   // Present, with a caveat: the rotation may be too small to keep the state cold.
   char note[192] = "";
   if (llc <= 0)
@@ -282,7 +284,7 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
     }
     if (first && r.w.op == "decode") {
       if (!t.time_graph({launch}, 3, samples, true, &r.graph_us, &r.graph_note)) r.graph_us.clear();
-      measure_stream(ctx, t, std::max(samples, 20), run.copy_reference, e);
+      measure_stream(ctx, t, std::max(samples, 20), run, e);
     }
   } catch (const dk_failure& ex) {
     r.status = "failed";
@@ -373,6 +375,7 @@ int bench_main(int argc, char** argv) {
   run.repeat = std::max(o.repeat > 0 ? o.repeat : cpu_quick ? 192 : o.quick ? 45 : 60, run.rounds);
   run.warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
   run.copy_reference = o.copy_reference;
+  run.stream_calls_min = o.stream_calls;
   run.copy_bytes = std::size_t(on_cpu ? 256 : 1024) << 20;
   run.cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   run.load_before = load_average();

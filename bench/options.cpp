@@ -26,6 +26,9 @@ void usage(std::FILE* f) {
       "  --invocation TEXT       the wrapper command that ran dk_bench, recorded as is\n"
       "  --copy-reference        decode on GPUs: also time a graph of R device copies that\n"
       "                          move each call's bytes (memcpy nodes: not a kernel's ceiling)\n"
+      "  --stream-calls N        decode on GPUs: at least N calls (copies) in the in-graph\n"
+      "                          timing's graph, e.g. a model's layer count (default: as\n"
+      "                          many as keep the state cold, at least 2; at most 1024)\n"
       "  --list                  list the workloads and exit\n",
       f);
 }
@@ -67,6 +70,7 @@ int parse_options(int argc, char** argv, const char* default_commit, options* o)
     else if (a == "--rounds" && value() && parse_int(v, 1, &o->rounds)) {}
     else if (a == "--repeat" && value() && parse_int(v, 1, &o->repeat)) {}
     else if (a == "--warmup" && value() && parse_int(v, 0, &o->warmup)) {}
+    else if (a == "--stream-calls" && value() && parse_int(v, 1, &o->stream_calls) && o->stream_calls <= 1024) {}
     else if (a == "--json" && value()) o->json_path = v;
     else if (a == "--commit" && value()) o->commit = v;
     else if (a == "--invocation" && value()) o->invocation = v;

@@ -10,6 +10,7 @@ struct options {
   int device = 0;
   bool quick = false, list = false;
   bool copy_reference = false;  // --copy-reference
+  int stream_calls = 0;          // --stream-calls: at least this many calls per in-graph graph
   std::vector<std::string> filters;           // a workload runs when its name contains any of them
   int repeat = -1, warmup = -1, rounds = -1;  // -1: the mode's default
   std::string json_path, commit;

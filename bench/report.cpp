@@ -241,6 +241,7 @@ bool write_json(const std::string& path, const run_info& run, const std::vector<
                                {"warmup_per_round", json::integer(run.warmup)},
                                {"repeat", json::integer(run.repeat)},
                                {"copy_reference", json::boolean(run.copy_reference)},
+                               {"stream_calls_min", json::integer(run.stream_calls_min)},
                                {"flush_bytes", json::integer(int64_t(run.flush_bytes))}})},
       {"copy_bandwidth",
        json::object({{"bytes_per_copy", json::integer(int64_t(run.copy_bytes))},

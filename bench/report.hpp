@@ -60,6 +60,7 @@ struct run_info {
   std::size_t flush_bytes = 0;
   int warmup = 0, repeat = 0, rounds = 1;    // warm-up per round; timed calls over all rounds
   bool copy_reference = false;               // --copy-reference
+  int stream_calls_min = 0;                  // --stream-calls (0: not given)
   std::size_t copy_bytes = 0;                // bytes per dk_memcpy (traffic is twice this)
   std::vector<double> copy_us;               // per-copy times
   std::vector<double> copy_round_gbps;       // from the median copy time of each round
