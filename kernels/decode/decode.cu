@@ -140,7 +140,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
 // What a table slot holds: the launcher and its name's variant (kNames' second index).
 struct entry {
   launch_fn fn;
-  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem
+  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide)
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -148,6 +148,7 @@ constexpr entry entry_of() {
                           : M == decode_mode::t1_pipe                                         ? 2
                           : M == decode_mode::t1_bf16io                                       ? 3
                           : M == decode_mode::t1_bf16io_smem                                  ? 4
+                          : M == decode_mode::t1_bf16io_smem_wide                             ? 4
                                                                                               : 1;
   return {&launch_one<F, C, S, L, M>, variant};
 }
@@ -168,6 +169,14 @@ template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::t1_bf16io_smem_wide) {
+    // mode_for picks it only for K-last fp32 state where the table sets
+    // t1_bf16io_smem_min_heads_per_sm.
+    if constexpr (tuning::decode_tuning<F>::t1_bf16io_smem_min_heads_per_sm > 0 && S == dtype::f32 &&
+                  L == state_layout::k_last && takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>())
+      return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem_wide>();
+    else
+      return instance<F, C, S, L, decode_mode::t1_bf16io_smem>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem) {
     // mode_for picks it only where the table enables it, for K-last state
     // (16-bit state where the bf16-I/O tile fits, which takes_bf16io checks too).
@@ -203,7 +212,7 @@ constexpr entry instance() {
 
 // [mode][class][state dtype][layout] for one family.
 template <int F>
-constexpr entry kLaunch[6][3][3][2] = {
+constexpr entry kLaunch[7][3][3][2] = {
 #define DK_ROW(M, C)                                                                      \
   {{instance<F, C, dtype::f32, state_layout::k_last, M>(),                                \
     instance<F, C, dtype::f32, state_layout::v_last, M>()},                               \
@@ -214,7 +223,8 @@ constexpr entry kLaunch[6][3][3][2] = {
 #define DK_MODE(M) \
   { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
-    DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem)
+    DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem),
+    DK_MODE(decode_mode::t1_bf16io_smem_wide)
 #undef DK_MODE
 #undef DK_ROW
 };

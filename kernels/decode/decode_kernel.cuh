@@ -61,7 +61,8 @@ struct geometry {
   static constexpr bool t1 = M != decode_mode::general;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr bool small = M == decode_mode::t1_small;
-  static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem;
+  static constexpr bool bf16io =
+      M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
   // Blocks take each sequence's tiles from a rotated start (block_place): the
   // multi-wave T = 1 grids. t1_small's grids are under a wave (the rotation
   // would only lengthen the path to the slot load); t1_pipe rotates its walk.
@@ -70,7 +71,9 @@ struct geometry {
   static constexpr bool k_last = L == state_layout::k_last;
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
   // cp.async instead of in registers.
-  static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem;
+  static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
+  // t1_bf16io_smem_wide: the slot index as two 32-bit words (decode_t1_bf16io_body).
+  static constexpr bool slot_words = M == decode_mode::t1_bf16io_smem_wide;
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
@@ -183,6 +186,16 @@ DK_DEVICE void store_f(const operand& o, int64_t i, float x) {
 DK_DEVICE int64_t load_index(const operand& o, int64_t i) {
   return o.type == dtype::i64 ? static_cast<const int64_t*>(o.data)[i]
                               : int64_t(static_cast<const int32_t*>(o.data)[i]);
+}
+// The same as two unconditional 32-bit loads (int32: the same word twice), so
+// that a range check waits for the index alone: load_index's predicated-off
+// 64-bit load shared a scoreboard with the body's v, q and k loads (SASS).
+DK_DEVICE int64_t load_index_words(const operand& o, int64_t i) {
+  const bool wide = o.type == dtype::i64;
+  const uint32_t* const w = static_cast<const uint32_t*>(o.data) + i * (wide ? 2 : 1);
+  const uint32_t lo = w[0], upper = w[wide ? 1 : 0];
+  const uint32_t hi = wide ? upper : uint32_t(int32_t(lo) >> 31);
+  return int64_t((uint64_t(hi) << 32) | lo);
 }
 
 DK_DEVICE float softplus(float x) { return x > 20.f ? x : log1pf(expf(x)); }
@@ -1390,9 +1403,10 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   if (bf16_io) {
     const int64_t smem_below = int64_t(table::t1_bf16io_smem_max_heads_per_sm) * compute_units;
     const int64_t smem_from = int64_t(table::t1_bf16io_smem_min_heads_per_sm) * compute_units;
-    if (p.r.layout == state_layout::k_last && p.pool.type == dtype::f32 &&
-        (heads < smem_below || (smem_from > 0 && heads >= smem_from)))
-      return decode_mode::t1_bf16io_smem;
+    if (p.r.layout == state_layout::k_last && p.pool.type == dtype::f32) {
+      if (heads < smem_below) return decode_mode::t1_bf16io_smem;
+      if (smem_from > 0 && heads >= smem_from) return decode_mode::t1_bf16io_smem_wide;
+    }
     return decode_mode::t1_bf16io;
   }
   return decode_mode::t1;

@@ -64,7 +64,18 @@ struct decode_shape {
 //             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8);
 //             and for K-last 16-bit state with bf16 I/O on grids of at least
 //             t1_bf16io_smem_b16_min_heads_per_sm * SMs pairs (ahead of t1_pipe).
-enum class decode_mode : int { general = 0, t1 = 1, t1_small = 2, t1_pipe = 3, t1_bf16io = 4, t1_bf16io_smem = 5 };
+//   t1_bf16io_smem_wide  t1_bf16io_smem for fp32 state on the grids of many
+//             waves (from t1_bf16io_smem_min_heads_per_sm): the same kernel but
+//             for the slot index, read as two 32-bit words (see the body).
+enum class decode_mode : int {
+  general = 0,
+  t1 = 1,
+  t1_small = 2,
+  t1_pipe = 3,
+  t1_bf16io = 4,
+  t1_bf16io_smem = 5,
+  t1_bf16io_smem_wide = 6
+};
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the

@@ -13,7 +13,7 @@ constexpr int kSteps = 6;
 
 // One shape per decode kernel family the option changes. On the H200 (132 SMs) the
 // t1 grids of B = 40 and 80 are past the first wave's late blocks, which prefetch
-// before the wait (programmatic_late_prefetch_blocks_per_sm).
+// before the wait (programmatic_late_prefetch_blocks_per_sm); B = 20 is one wave.
 struct chain_case {
   const char* what;
   int B, T;
@@ -23,7 +23,8 @@ const chain_case kCases[] = {
     {"small grid (t1_small)", 2, 1, dt::f32, dt::f32},
     {"t1 grid, bf16 activations (t1_bf16io)", 40, 1, dt::bf16, dt::f32},
     {"t1 grid, fp32 activations (t1)", 40, 1, dt::f32, dt::f32},
-    {"t1 grid, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::f32},
+    {"one-wave grid, state tile in shared memory (t1_bf16io_smem)", 20, 1, dt::bf16, dt::f32},
+    {"t1 grid, state tile in shared memory (t1_bf16io_smem_wide)", 80, 1, dt::bf16, dt::f32},
     {"bf16 state, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::bf16},
     {"bf16 state, fp32 activations, large grid (t1_pipe)", 80, 1, dt::f32, dt::bf16},
     {"T = 2 (general)", 6, 2, dt::f32, dt::f32},

@@ -248,6 +248,8 @@ const kernel_choice kH200Kernels[] = {
     {"t1 bf16io smem klast f32 raw B=20 GVA4 strided pad", "decode_kv128_t1bf16smem"},
     {"t1 bf16io smem klast f32 K=64 V=112 token_slots idx64", "decode_kv64_t1bf16smem"},
     {"t1 bf16io smem klast f32 raw B=72 out_slots pad", "decode_kv128_t1bf16smem"},
+    {"t1 bf16io smem wide klast f32 raw B=72 idx64 strided pad", "decode_kv128_t1bf16smem"},
+    {"t1 bf16io smem wide klast f32 K=64 B=80 token_slots idx64", "decode_kv64_t1bf16smem"},
     {"t1 small bf16 io klast f32 K=64 V=48 pad", "decode_kv64_t1"},
     {"t1 pipe klast bf16 state io f32 raw B=80 GVA4 strided pad", "decode_kv128_t1pipe"},
     {"t1 bf16io smem klast bf16 state B=72 out_slots pad", "decode_kv128_t1bf16smem"},
@@ -702,8 +704,10 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   // t1_bf16io_smem (K-last fp32 state, 132 to 263 heads on 132 SMs, or from
-  // 528 on): the state through shared memory, padding, strides, per-token
-  // slots, separate output slots.
+  // 528 on as t1_bf16io_smem_wide, the same name): the state through shared
+  // memory, padding, strides, per-token slots, separate output slots; the wide
+  // instance's slot words with int32 (B=72 out_slots) and int64 indices, -1
+  // padding included.
   {
     case_desc c{"t1 bf16io smem klast f32 raw B=20 GVA4 strided pad", 20, 1, 2, 8, 128, 128};
     c.raw = c.logit = c.l2norm = true;
@@ -716,6 +720,20 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.logit = c.l2norm = true;
     c.io = elem::bf16;
     c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem wide klast f32 raw B=72 idx64 strided pad", 72, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.idx64 = c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem wide klast f32 K=64 B=80 token_slots idx64", 80, 1, 4, 8, 64, 128};
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.token_slots = c.idx64 = true;
     add(c);
   }
   {
