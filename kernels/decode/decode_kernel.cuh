@@ -72,8 +72,9 @@ struct geometry {
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
   // cp.async instead of in registers.
   static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
-  // t1_bf16io_smem_wide: the slot index as two 32-bit words (decode_t1_bf16io_body).
-  static constexpr bool slot_words = M == decode_mode::t1_bf16io_smem_wide;
+  // t1_bf16io_smem_wide (fp32 grids of many waves): the slot index as two
+  // 32-bit words and the gate finished after the sums (decode_t1_bf16io_body).
+  static constexpr bool wide = M == decode_mode::t1_bf16io_smem_wide;
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector

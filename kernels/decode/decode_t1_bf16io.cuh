@@ -61,8 +61,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // instance reads it as two 32-bit words (load_index_words); B=8 and 16-bit
   // state were slower with that (NOTES.md v12 run 15).
   const int64_t slot = !p.indices.data ? b
-                       : G::slot_words ? load_index_words(p.indices, b * p.indices.stride[0])
-                                       : load_index(p.indices, b * p.indices.stride[0]);
+                       : G::wide ? load_index_words(p.indices, b * p.indices.stride[0])
+                                 : load_index(p.indices, b * p.indices.stride[0]);
   const int qk_head = at.qk_head;
   const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]) * 2;
   const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]) * 2;
@@ -142,7 +142,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   gate.issue(p, b, h);
 
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
-  // the gate and beta.
+  // the gate and beta (the wide instance: the gate after the sums).
   auto unpack = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
   // 16-bit tiles in shared memory keep q packed too, as k (unpacked at each
   // use): 16 keys per thread would take 16 registers as fp32.
@@ -163,8 +163,11 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     kq = fmaf(ki, qi, kq);
   }
   finish_qk_sums<LK>(p, kk, qq, kq);
-  float d, beta;
-  gate.finish(p, d, beta);
+  // The wide instance finishes the gate after the sums, so that the first
+  // column's sums do not wait for the gate's loads (B=32 in graph 36.95 ->
+  // 36.36 us, NOTES.md v13). Elsewhere that lost (fp32 B=8) or spilled (16-bit).
+  float d = 1.f, beta = 1.f;
+  if constexpr (!G::wide) gate.finish(p, d, beta);
 
   // 4. x and y of each row over this thread's keys, then the reduce-scatter:
   // at the stage of lane offset `off`, lanes with that bit keep the upper half
@@ -222,6 +225,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   const float other = shfl_xor(a[0], OFF_T);  // the row's other value
   const float x = holds_y ? other : a[0], y = holds_y ? a[0] : other;
 
+  if constexpr (G::wide) gate.finish(p, d, beta);
   float rk = 1.f, rq = p.r.scale;
   if (p.r.qk_l2norm) {
     rk = rsqrtf(kk + 1e-6f);

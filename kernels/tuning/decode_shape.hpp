@@ -66,7 +66,8 @@ struct decode_shape {
 //             t1_bf16io_smem_b16_min_heads_per_sm * SMs pairs (ahead of t1_pipe).
 //   t1_bf16io_smem_wide  t1_bf16io_smem for fp32 state on the grids of many
 //             waves (from t1_bf16io_smem_min_heads_per_sm): the same kernel but
-//             for the slot index, read as two 32-bit words (see the body).
+//             for the slot index, read as two 32-bit words, and the gate,
+//             finished after the sums (see the body).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
