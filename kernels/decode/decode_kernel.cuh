@@ -951,8 +951,12 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   const int v0 = at.tile * lp.v_tile;              // block's first value
   const int vw = v0 + wv * G::v_per_warp;          // warp's first value
 
-  // 1. The slot, first: the state loads wait for it.
-  const int64_t slot = p.indices.data ? load_index(p.indices, b * p.indices.stride[0]) : b;
+  // 1. The slot, first: the state loads wait for it. V-last bf16-I/O instances
+  // read it as two 32-bit words, as the K-last wide one does (NOTES.md v13:
+  // V-last fp32 B=128 in graph 149.24 -> 147.96 us, B=512 -0.65 %).
+  const int64_t slot = !p.indices.data ? b
+                       : (!G::k_last && G::bf16io) ? load_index_words(p.indices, b * p.indices.stride[0])
+                                                   : load_index(p.indices, b * p.indices.stride[0]);
 
   // 2. Everything else this thread needs, issued before the slot is used.
   auto key0 = [&](int r) { return KL ? (r * LK + kl) * VEC : (kwp * LK + kl) * NR; };  // first key of run r

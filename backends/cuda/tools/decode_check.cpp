@@ -268,6 +268,7 @@ const kernel_choice kH200Kernels[] = {
     {"t1 vlast f32 K=64 V=256 raw bf16 gates", "decode_kv64_vlast_t1"},
     {"t1 bf16io vlast f32 raw B=40 GVA4 strided pad", "decode_kv128_vlast_t1bf16"},
     {"t1 bf16io vlast f32 K=64 V=48 out_slots idx64", "decode_kv64_vlast_t1bf16"},
+    {"t1 bf16io vlast f32 K=128 idx64 pad", "decode_kv128_vlast_t1bf16"},
     {"t1 per-key (general kernel)", "decode_kv128"},
 };
 bool g_check_kernels = false;  // set for a 132-SM sm_90a device
@@ -890,6 +891,15 @@ std::vector<case_desc> check_cases(bool small) {
     c.l2norm = true;
     c.io = elem::bf16;
     c.out_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    // The slot as two 32-bit words (load_index_words): int64, -1 and out of range.
+    case_desc c{"t1 bf16io vlast f32 K=128 idx64 pad", 40, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.idx64 = c.padding = true;
     add(c);
   }
   {
