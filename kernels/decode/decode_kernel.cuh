@@ -72,9 +72,13 @@ struct geometry {
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
   // cp.async instead of in registers.
   static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
-  // t1_bf16io_smem_wide (fp32 grids of many waves): the slot index as two
-  // 32-bit words and the gate finished after the sums (decode_t1_bf16io_body).
+  // t1_bf16io_smem_wide (fp32 grids of many waves): the gate finished after
+  // the sums (decode_t1_bf16io_body).
   static constexpr bool wide = M == decode_mode::t1_bf16io_smem_wide;
+  // The slot index read as two 32-bit words (slot_of): the wide instance and
+  // the V-last bf16-I/O ones; B=8 and 16-bit state were slower with it (NOTES.md
+  // v12 run 15, v13 runs 4 and 9).
+  static constexpr bool slot_words = wide || (!k_last && bf16io);
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
@@ -192,11 +196,19 @@ DK_DEVICE int64_t load_index(const operand& o, int64_t i) {
 // that a range check waits for the index alone: load_index's predicated-off
 // 64-bit load shared a scoreboard with the body's v, q and k loads (SASS).
 DK_DEVICE int64_t load_index_words(const operand& o, int64_t i) {
-  const bool wide = o.type == dtype::i64;
-  const uint32_t* const w = static_cast<const uint32_t*>(o.data) + i * (wide ? 2 : 1);
-  const uint32_t lo = w[0], upper = w[wide ? 1 : 0];
-  const uint32_t hi = wide ? upper : uint32_t(int32_t(lo) >> 31);
+  const bool is_i64 = o.type == dtype::i64;
+  const uint32_t* const w = static_cast<const uint32_t*>(o.data) + i * (is_i64 ? 2 : 1);
+  const uint32_t lo = w[0], upper = w[is_i64 ? 1 : 0];
+  const uint32_t hi = is_i64 ? upper : uint32_t(int32_t(lo) >> 31);
   return int64_t((uint64_t(hi) << 32) | lo);
+}
+// Sequence b's state slot (b itself without an index array), as instance G reads it.
+template <class G>
+DK_DEVICE int64_t slot_of(const decode_problem& p, int64_t b) {
+  if (!p.indices.data) return b;
+  const int64_t i = b * p.indices.stride[0];
+  if constexpr (G::slot_words) return load_index_words(p.indices, i);
+  else return load_index(p.indices, i);
 }
 
 DK_DEVICE float softplus(float x) { return x > 20.f ? x : log1pf(expf(x)); }
@@ -951,12 +963,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   const int v0 = at.tile * lp.v_tile;              // block's first value
   const int vw = v0 + wv * G::v_per_warp;          // warp's first value
 
-  // 1. The slot, first: the state loads wait for it. V-last bf16-I/O instances
-  // read it as two 32-bit words, as the K-last wide one does (NOTES.md v13:
-  // V-last fp32 B=128 in graph 149.24 -> 147.96 us, B=512 -0.65 %).
-  const int64_t slot = !p.indices.data ? b
-                       : (!G::k_last && G::bf16io) ? load_index_words(p.indices, b * p.indices.stride[0])
-                                                   : load_index(p.indices, b * p.indices.stride[0]);
+  // 1. The slot, first: the state loads wait for it.
+  const int64_t slot = slot_of<G>(p, b);
 
   // 2. Everything else this thread needs, issued before the slot is used.
   auto key0 = [&](int r) { return KL ? (r * LK + kl) * VEC : (kwp * LK + kl) * NR; };  // first key of run r

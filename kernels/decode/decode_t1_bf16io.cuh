@@ -57,12 +57,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   const bool holds_y = (m & 1) != 0;
   const bool writes_row = !holds_y && kl % OFF_T == 0;  // one lane per row stores the output
 
-  // 1. The slot first, then everything else before it is used. The wide
-  // instance reads it as two 32-bit words (load_index_words); B=8 and 16-bit
-  // state were slower with that (NOTES.md v12 run 15).
-  const int64_t slot = !p.indices.data ? b
-                       : G::wide ? load_index_words(p.indices, b * p.indices.stride[0])
-                                 : load_index(p.indices, b * p.indices.stride[0]);
+  // 1. The slot first, then everything else before it is used.
+  const int64_t slot = slot_of<G>(p, b);
   const int qk_head = at.qk_head;
   const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]) * 2;
   const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]) * 2;

@@ -105,9 +105,8 @@ struct decode_tuning<90> {
   // 16-bit state (bf16 I/O, K = 128) from 4 heads per SM: the same body instead
   // of t1_pipe, at <= 80 registers (80 used since NOTES.md v12, 76 before; 24
   // warps per SM). NOTES.md v10, decode-ab, 2 rounds, in graph: bf16 B=32
-  // 26.18 -> 21.23 us, B=128 85.09 ->
-  // 74.38, B=512 293.39 -> 281.71 (64 registers spill 112 bytes: 372.5 at
-  // B=512; 72 spill 48 bytes: 284.4).
+  // 26.18 -> 21.23 us, B=128 85.09 -> 74.38, B=512 293.39 -> 281.71 (64
+  // registers spill 112 bytes: 372.5 at B=512; 72 spill 48 bytes: 284.4).
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 4, t1_bf16io_smem_b16_bound = 768;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
@@ -133,7 +132,7 @@ struct decode_tuning<90> {
   // t1 grid 12.3 -> 15.7 us, B=32 +4 us, B=512 +22 us; triggering dependents
   // only once a block's state has arrived did not change that.
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 64 * 1024;
-  // Programmatic launch on the rotated t1 grids (t1, t1_bf16io, t1_bf16io_smem):
+  // Programmatic launch on the rotated t1 grids (t1, t1_bf16io, t1_bf16io_smem(_wide)):
   // the last this-many blocks per SM of the first wave prefetch their tile and
   // operand lines before the wait (0: none). NOTES.md v11, decode-ab, in graph
   // with PDL, 0 / 4 / 8 / 12: fp32 B=8 11.07 / 10.55 / 10.99 / 11.57 us, B=32
