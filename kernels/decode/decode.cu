@@ -59,13 +59,17 @@ int family_slot(const target& t) {
   return -1;
 }
 
-// Programmatic launch on the rotated t1 grids: the last
-// programmatic_late_prefetch_blocks_per_sm blocks per SM of the first wave
-// prefetch their tiles before the wait. They become resident last, as the
-// previous kernel drains, so their lines reach L2 shortly before the wait
-// ends; earlier or more prefetching blocks were slower (NOTES.md v11). The
-// instance's resident blocks per SM come from the occupancy query, remembered
-// per device with the block size asked.
+// Programmatic launch on the rotated t1 grids: the last late_prefetch_blocks<G>()
+// blocks per SM of the first wave prefetch their tiles before the wait. They
+// become resident last, as the previous kernel drains, so their lines reach L2
+// shortly before the wait ends; earlier or more prefetching blocks were slower
+// (NOTES.md v11). The instance's resident blocks per SM come from the
+// occupancy query, remembered per device with the block size asked.
+template <class G>
+constexpr int late_prefetch_blocks() {
+  return G::k_last ? G::table::programmatic_late_prefetch_blocks_per_sm
+                   : G::table::programmatic_late_prefetch_vlast_blocks_per_sm;
+}
 template <class G, class Kernel>
 dk_status set_late_prefetch(Kernel* kernel, const target& t, launch_shape* ls) {
   static std::atomic<int64_t> known[kCachedDevices] = {};  // threads << 32 | blocks per SM; 0: not asked
@@ -79,7 +83,7 @@ dk_status set_late_prefetch(Kernel* kernel, const target& t, launch_shape* ls) {
     if (cached && per_sm > 0) known[t.device].store(int64_t(ls->threads) << 32 | per_sm);
   }
   const int64_t wave = int64_t(per_sm) * t.compute_units;
-  const int64_t late = int64_t(G::table::programmatic_late_prefetch_blocks_per_sm) * t.compute_units;
+  const int64_t late = int64_t(late_prefetch_blocks<G>()) * t.compute_units;
   ls->lp.prefetch_first = uint32_t(wave > late ? wave - late : 0);
   ls->lp.prefetch_end = uint32_t(wave < ls->blocks ? wave : ls->blocks);
   return DK_STATUS_SUCCESS;
@@ -120,7 +124,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
   const bool skipped = big && cached && raised[t.device].load() >= int(ls.smem);
   if (big && !skipped)
     if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
-  if constexpr (G::rotated && G::table::programmatic_late_prefetch_blocks_per_sm > 0) {
+  if constexpr (G::rotated && late_prefetch_blocks<G>() > 0) {
     if (p.programmatic_launch)
       if (const dk_status s = set_late_prefetch<G>(kernel, t, &ls); s != DK_STATUS_SUCCESS) return s;
   }

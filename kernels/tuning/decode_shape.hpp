@@ -132,7 +132,8 @@ enum class decode_mode : int {
 //                      when the call reads at most this many state bytes per SM.
 //   programmatic_late_prefetch_blocks_per_sm  the same prefetch on the rotated
 //                      t1 grids by the last this many blocks per SM of their
-//                      first wave (0: none).
+//                      first wave (0: none); for K-last state.
+//   programmatic_late_prefetch_vlast_blocks_per_sm  the same for V-last state.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 

@@ -62,6 +62,7 @@ struct decode_tuning<906> {
   static constexpr int t1_max_warps_v = 2, t1_vlast_max_warps_v = 2;
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 0;  // no programmatic launch on AMD
   static constexpr int programmatic_late_prefetch_blocks_per_sm = 0;
+  static constexpr int programmatic_late_prefetch_vlast_blocks_per_sm = 0;
   // No bulk-copy engine on gfx906: no streaming kernel (decode_mode::t1_pipe).
   static constexpr int t1_pipe_f32_min_heads_per_sm = 0, t1_pipe_b16_min_heads_per_sm = 0;
   static constexpr int t1_pipe_stages = 2, t1_pipe_warps = 1, t1_pipe_blocks_per_sm = 1;

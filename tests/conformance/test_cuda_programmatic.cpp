@@ -13,11 +13,13 @@ constexpr int kSteps = 6;
 
 // One shape per decode kernel family the option changes. On the H200 (132 SMs) the
 // t1 grids of B = 40 and 80 are past the first wave's late blocks, which prefetch
-// before the wait (programmatic_late_prefetch_blocks_per_sm); B = 20 is one wave.
+// before the wait (programmatic_late_prefetch_blocks_per_sm, and its V-last twin for
+// the V-last grids); B = 20 is one wave.
 struct chain_case {
   const char* what;
   int B, T;
   dt io, state;
+  dk_state_layout layout = DK_STATE_K_LAST;
 };
 const chain_case kCases[] = {
     {"small grid (t1_small)", 2, 1, dt::f32, dt::f32},
@@ -28,6 +30,8 @@ const chain_case kCases[] = {
     {"bf16 state, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::bf16},
     {"bf16 state, fp32 activations, large grid (t1_pipe)", 80, 1, dt::f32, dt::bf16},
     {"T = 2 (general)", 6, 2, dt::f32, dt::f32},
+    {"V-last, bf16 activations, t1 grid of 4-warp blocks", 80, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
+    {"V-last bf16 state, t1 grid", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST},
 };
 
 decode_spec spec_of(const chain_case& c) {
@@ -37,6 +41,7 @@ decode_spec spec_of(const chain_case& c) {
   spec.heads = {4, 8, 128, 128};
   spec.rule.form = DK_GATE_RAW;
   spec.rule.beta = DK_BETA_LOGIT;
+  spec.rule.layout = c.layout;
   spec.types.io = c.io;
   spec.types.state = c.state;
   spec.padded = {1};
