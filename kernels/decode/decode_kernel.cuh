@@ -4,7 +4,8 @@
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
 // decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem,
 // in shared memory; V-last bf16 activations run decode_t1_body with the
-// dtypes fixed), one block per (sequence, value head, V tile); and the
+// dtypes fixed, and with 16-bit state on large grids its tile in shared
+// memory), one block per (sequence, value head, V tile); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // The block reads its tile of the state once into registers, runs the T <= 16
@@ -79,6 +80,12 @@ struct geometry {
   // the V-last bf16-I/O ones; B=8 and 16-bit state were slower with it (NOTES.md
   // v12 run 15, v13 runs 4 and 9).
   static constexpr bool slot_words = wide || (!k_last && bf16io);
+  // V-last 16-bit state in the t1 grids (t1, and t1_bf16io_smem whose cp.async
+  // copies need it: coalesced only across consecutive lanes, NOTES.md v14):
+  // a warp's lanes run along V first (lane = key lane * lanes_v + value lane),
+  // so that consecutive lanes read one 128-byte run of a key row.
+  static constexpr bool v_major_lanes =
+      !k_last && esize == 2 && t1 && !small && !pipe && (smem_state || table::t1_vlast_b16_v_major_lanes);
   static constexpr decode_shape shape =
       t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
@@ -140,7 +147,7 @@ struct geometry {
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
-  static_assert(!smem_state || k_last, "t1_bf16io_smem: K-last state");
+  static_assert(!smem_state || k_last || esize == 2, "t1_bf16io_smem: K-last, or V-last 16-bit state");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
@@ -243,12 +250,23 @@ struct head_gate {
 
 // T = 1: k.q, and k.k and q.q when the norms are needed, from a thread's
 // partial sums to the sums over its row's W lanes.
-template <int W>
+// The sum over a row's W lanes, which sit STRIDE lanes apart.
+template <int W, int STRIDE = 1>
+DK_DEVICE float lanes_sum(float v) {
+  if constexpr (STRIDE == 1) {
+    return group_sum<W>(v);
+  } else {
+#pragma unroll
+    for (int m = STRIDE; m < STRIDE * W; m <<= 1) v += shfl_xor(v, m);
+    return v;
+  }
+}
+template <int W, int STRIDE = 1>
 DK_DEVICE void finish_qk_sums(const decode_problem& p, float& kk, float& qq, float& kq) {
-  kq = group_sum<W>(kq);
+  kq = lanes_sum<W, STRIDE>(kq);
   if (p.r.qk_l2norm) {
-    kk = group_sum<W>(kk);
-    qq = group_sum<W>(qq);
+    kk = lanes_sum<W, STRIDE>(kk);
+    qq = lanes_sum<W, STRIDE>(qq);
   }
 }
 
@@ -928,10 +946,42 @@ DK_DEVICE decltype(auto) io_operand(const operand& o) {
   }
 }
 
+// A thread's NR x NC state vectors into its shared-memory slots by cp.async,
+// slot (r, c) at mine[(r * NC + c) * 32] (a warp's copies to one slot are
+// contiguous, and each thread reads back only its own), one commit group per
+// row (ByRow) or per column, so that the sums can start as the first group
+// lands. at(r, c) gives whether the vector is in range (else it is zero-filled
+// from `fallback`, which is never read) and its address.
+struct tile_source {
+  bool valid;
+  const char* at;
+};
+template <int NR, int NC, bool ByRow, class At>
+DK_DEVICE void copy_tile_async(u32x4* mine, const char* fallback, At&& at) {
+  constexpr int NO = ByRow ? NR : NC, NI = ByRow ? NC : NR;
+#pragma unroll
+  for (int o = 0; o < NO; ++o) {
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+      const int r = ByRow ? o : i, c = ByRow ? i : o;
+      const tile_source v = at(r, c);
+      copy16_async(mine + (r * NC + c) * kWarpSize, v.valid ? v.at : fallback, v.valid);
+    }
+    copy16_async_commit();
+  }
+}
+
+// The t1 V-last body's shared memory: WK warps' x, y (v_tile each) and 4
+// sums, in 16-byte vectors; its shared-memory tiles (t1_bf16io_smem) follow.
+DK_HOST_DEVICE constexpr int t1_red_vectors(int warps_k, int v_tile) {
+  return warps_k > 1 ? (warps_k * (2 * v_tile + 4) + 3) / 4 : 0;
+}
+
 // One block per (sequence, value head, V tile), T = 1, gate none or scalar,
 // K = k_cover exactly (K-last: warps_k 1; V-last may split K over warps_k
 // warps, finished through shared memory). A thread holds `rows` x (vec_chunks x 16 B)
-// of the state as raw words; everything it needs besides the state (q/k keys,
+// of the state as raw words (V-last 16-bit t1_bf16io_smem: in shared memory);
+// everything it needs besides the state (q/k keys,
 // v values, beta, gate) is loaded into its own registers before the slot index
 // is waited on, and the q/k norms and the gate are computed while the state
 // loads are in flight. With d the decay, rk/rq the l2-norm factors (rq
@@ -955,7 +1005,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   const decode_problem& p = lp.p;
   const int tid = int(threadIdx.x);
   const int lane = tid % kWarpSize, warp = tid / kWarpSize;
-  const int kl = lane % LK, vl = lane / LK;
+  constexpr int KSTRIDE = G::v_major_lanes ? LV : 1;  // lanes between a row's key lanes
+  const int kl = G::v_major_lanes ? lane / LV : lane % LK, vl = G::v_major_lanes ? lane % LV : lane / LK;
   const int kwp = warp % WK, wv = warp / WK;  // warp's place along K and along V
   const block_place<G::rotated> at(lp);
   const int64_t b = at.b;
@@ -1033,18 +1084,34 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   auto in_range = [&](int r, int c) { return KL ? row_of(r) < V : col_of(c) < V; };
   const char* head = static_cast<const char*>(pool.data) +
                      (slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
-  uint32_t s[NR][W];
+  // G::smem_state (V-last 16-bit, t1_bf16io_smem): the tile goes by cp.async
+  // into this thread's slots of shared memory after the block's reduction
+  // area, slot (r, c) at mine[(r * NC + c) * 32] (a warp's accesses
+  // contiguous, each thread reading back only its own copies), one group per
+  // key row, so that the sums start with row 0.
+  constexpr bool SM = G::smem_state;
+  static_assert(!SM || !KL, "t1 body: shared-memory tiles are V-last (K-last: decode_t1_bf16io_body)");
+  uint32_t s[SM ? 1 : NR][W];
+  [[maybe_unused]] u32x4* mine = nullptr;
+  if constexpr (SM) {
+    extern __shared__ f32x4 smem_vec[];
+    mine = reinterpret_cast<u32x4*>(smem_vec) + t1_red_vectors(WK, lp.v_tile) + warp * (NR * NC * kWarpSize) + lane;
+    copy_tile_async<NR, NC, true>(mine, head, [&](int r, int c) {
+      return tile_source{in_range(r, c), head + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES};
+    });
+  } else {
 #pragma unroll
-  for (int r = 0; r < NR; ++r)
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
-    for (int c = 0; c < NC; ++c) {
-      u32x4 x{0u, 0u, 0u, 0u};
-      if (in_range(r, c)) {
-        const char* at = head + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
-        x = G::stream_state ? load16_stream(at) : load16(at);
+      for (int c = 0; c < NC; ++c) {
+        u32x4 x{0u, 0u, 0u, 0u};
+        if (in_range(r, c)) {
+          const char* at = head + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
+          x = G::stream_state ? load16_stream(at) : load16(at);
+        }
+        s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
       }
-      s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
-    }
+  }
 
   // The gate's loads after the tile's, as in decode_t1_bf16io_body.
   if constexpr (!G::small) gate.issue(p, b, h);
@@ -1060,7 +1127,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     qq = fmaf(qf[a], qf[a], qq);
     kq = fmaf(kf[a], qf[a], kq);
   }
-  finish_qk_sums<LK>(p, kk, qq, kq);
+  finish_qk_sums<LK, KSTRIDE>(p, kk, qq, kq);
   float d, beta;
   gate.finish(p, d, beta);
   float vf[NV];
@@ -1083,24 +1150,42 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   float x[NV], y[NV];
 #pragma unroll
   for (int j = 0; j < NV; ++j) x[j] = y[j] = 0.f;
+  if constexpr (SM) {  // one pass, key row by key row as each group lands
 #pragma unroll
-  for (int r = 0; r < NR; ++r)
+    for (int r = 0; r < NR; ++r) {
+      copy16_async_wait_groups(NR - 1 - r);
 #pragma unroll
-    for (int i = 0; i < NCOL; ++i) {
-      const int key = KL ? i : r, val = KL ? r : i;
-      y[val] = fmaf(tile_elem<S, W>(s[r], i), qf[key], y[val]);
+      for (int c = 0; c < NC; ++c) {
+        const u32x4 v = mine[(r * NC + c) * kWarpSize];
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          const float st = tile_elem<S, 4>(w, e);
+          y[c * VEC + e] = fmaf(st, qf[r], y[c * VEC + e]);
+          x[c * VEC + e] = fmaf(st, kf[r], x[c * VEC + e]);
+        }
+      }
     }
+  } else {
 #pragma unroll
-  for (int r = 0; r < NR; ++r)
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
-    for (int i = 0; i < NCOL; ++i) {
-      const int key = KL ? i : r, val = KL ? r : i;
-      x[val] = fmaf(tile_elem<S, W>(s[r], i), kf[key], x[val]);
-    }
+      for (int i = 0; i < NCOL; ++i) {
+        const int key = KL ? i : r, val = KL ? r : i;
+        y[val] = fmaf(tile_elem<S, W>(s[r], i), qf[key], y[val]);
+      }
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int i = 0; i < NCOL; ++i) {
+        const int key = KL ? i : r, val = KL ? r : i;
+        x[val] = fmaf(tile_elem<S, W>(s[r], i), kf[key], x[val]);
+      }
+  }
 #pragma unroll
   for (int j = 0; j < NV; ++j) {
-    x[j] = group_sum<LK>(x[j]);
-    y[j] = group_sum<LK>(y[j]);
+    x[j] = lanes_sum<LK, KSTRIDE>(x[j]);
+    y[j] = lanes_sum<LK, KSTRIDE>(y[j]);
   }
   if constexpr (WK > 1) {
     // V-last split over WK warps along K: finish x, y, k.k, q.q, k.q through
@@ -1178,36 +1263,59 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     }
   }
   if (store_slot < 0 || store_slot >= p.pool_slots) return;
+  auto dst_head = [&] {
+    return const_cast<char*>(static_cast<const char*>(pool.data)) +
+           (store_slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
+  };
+  if constexpr (SM) {  // from shared memory, vector by vector (read, updated, stored)
+    char* const dst = dst_head();
 #pragma unroll
-  for (int r = 0; r < NR; ++r) {
-    if constexpr (S == dtype::f32) {
+    for (int r = 0; r < NR; ++r)
 #pragma unroll
-      for (int i = 0; i < NCOL; ++i) {
-        const int key = KL ? i : r, val = KL ? r : i;
-        s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, kf[key] * uk[val]));
+      for (int c = 0; c < NC; ++c) {
+        const u32x4 v = mine[(r * NC + c) * kWarpSize];
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        uint32_t n[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int i = c * VEC + 2 * j;
+          n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, kf[r] * uk[i]),
+                                fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, kf[r] * uk[i + 1]));
+        }
+        if (in_range(r, c))
+          store16(dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES, u32x4{n[0], n[1], n[2], n[3]});
       }
-    } else {
+  } else {
 #pragma unroll
-      for (int i = 0; i < NCOL; i += 2) {
-        const int k0 = KL ? i : r, k1 = KL ? i + 1 : r, v0 = KL ? r : i, v1 = KL ? r : i + 1;
-        const float lo = fmaf(tile_elem<S, W>(s[r], i), d, kf[k0] * uk[v0]);
-        const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, kf[k1] * uk[v1]);
-        s[r][i >> 1] = pack_halves<S>(lo, hi);
+    for (int r = 0; r < NR; ++r) {
+      if constexpr (S == dtype::f32) {
+#pragma unroll
+        for (int i = 0; i < NCOL; ++i) {
+          const int key = KL ? i : r, val = KL ? r : i;
+          s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, kf[key] * uk[val]));
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < NCOL; i += 2) {
+          const int k0 = KL ? i : r, k1 = KL ? i + 1 : r, v0 = KL ? r : i, v1 = KL ? r : i + 1;
+          const float lo = fmaf(tile_elem<S, W>(s[r], i), d, kf[k0] * uk[v0]);
+          const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, kf[k1] * uk[v1]);
+          s[r][i >> 1] = pack_halves<S>(lo, hi);
+        }
       }
     }
+    char* const dst = dst_head();
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c)
+        if (in_range(r, c)) {
+          char* at = dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
+          const u32x4 x{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]};
+          if (G::stream_state) store16_stream(at, x);
+          else store16(at, x);
+        }
   }
-  char* dst = const_cast<char*>(static_cast<const char*>(pool.data)) +
-              (store_slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
-#pragma unroll
-  for (int r = 0; r < NR; ++r)
-#pragma unroll
-    for (int c = 0; c < NC; ++c)
-      if (in_range(r, c)) {
-        char* at = dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
-        const u32x4 x{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]};
-        if (G::stream_state) store16_stream(at, x);
-        else store16(at, x);
-      }
 }
 
 }  // namespace dk::gpu::decode_detail
@@ -1379,7 +1487,8 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.lp.lookahead =
       G::bf16io && !G::smem_state && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
-  ls.smem = G::smem_state ? size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks * 16
+  ls.smem = G::smem_state ? 16 * (size_t(t1_red_vectors(G::warps_k, ls.lp.v_tile)) +
+                                  size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks)
             : G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
@@ -1401,6 +1510,12 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   if (bf16_io && p.r.layout == state_layout::k_last && p.pool.type != dtype::f32 &&
       table::t1_bf16io_smem_b16_min_heads_per_sm > 0 && tuning::t1_bf16io_klast_fits<table>(c, 2) &&
       heads >= int64_t(table::t1_bf16io_smem_b16_min_heads_per_sm) * compute_units)
+    return decode_mode::t1_bf16io_smem;
+  // V-last 16-bit state with bf16 activations likewise: the t1 V-last body with
+  // its tile in shared memory.
+  if (bf16_io && p.r.layout == state_layout::v_last && p.pool.type != dtype::f32 &&
+      table::t1_bf16io_smem_vlast_b16_min_heads_per_sm > 0 &&
+      heads >= int64_t(table::t1_bf16io_smem_vlast_b16_min_heads_per_sm) * compute_units)
     return decode_mode::t1_bf16io_smem;
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);

@@ -112,15 +112,9 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     // Element (r, c) of this thread at from + r * row_step + c * LK * 16.
     const char* const from = head + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
     const int64_t row_step = int64_t(LV) * row_stride * ES;
-#pragma unroll
-    for (int c = 0; c < NC; ++c) {
-#pragma unroll
-      for (int r = 0; r < NR; ++r) {
-        const bool valid = row_value(r) < V;
-        copy16_async(mine + (r * NC + c) * kWarpSize, valid ? from + r * row_step + c * LK * 16 : head, valid);
-      }
-      copy16_async_commit();
-    }
+    copy_tile_async<NR, NC, false>(mine, head, [&](int r, int c) {
+      return tile_source{row_value(r) < V, from + r * row_step + c * LK * 16};
+    });
   } else {
 #pragma unroll
     for (int r = 0; r < NR; ++r)

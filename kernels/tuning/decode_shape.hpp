@@ -63,7 +63,10 @@ struct decode_shape {
 //             instead of registers, so the kernel fits t1_bf16io_smem_bound
 //             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8);
 //             and for K-last 16-bit state with bf16 I/O on grids of at least
-//             t1_bf16io_smem_b16_min_heads_per_sm * SMs pairs (ahead of t1_pipe).
+//             t1_bf16io_smem_b16_min_heads_per_sm * SMs pairs (ahead of t1_pipe);
+//             V-last 16-bit state with bf16 I/O from
+//             t1_bf16io_smem_vlast_b16_min_heads_per_sm * SMs pairs runs the t1
+//             V-last body with its tile in shared memory (ahead of t1_pipe).
 //   t1_bf16io_smem_wide  t1_bf16io_smem for fp32 state on the grids of many
 //             waves (from t1_bf16io_smem_min_heads_per_sm): the same kernel but
 //             for the slot index, read as two 32-bit words, and the gate,
@@ -121,7 +124,11 @@ enum class decode_mode : int {
 //   t1_bf16io_smem_b16_min_heads_per_sm, t1_bf16io_smem_b16_bound  the same
 //                      body for K-last 16-bit state (where the bf16-I/O tile
 //                      fits): from this many heads per SM (0: never), before
-//                      t1_pipe is considered, and its register cap;
+//                      t1_pipe is considered, and its register cap (V-last too);
+//   t1_bf16io_smem_vlast_b16_min_heads_per_sm  the same for V-last 16-bit state
+//                      (0: never);
+//   t1_vlast_b16_v_major_lanes  V-last 16-bit state on the t1 grid: a warp's
+//                      lanes along V first (geometry::v_major_lanes);
 //   t1_bf16io_f32_lookahead_blocks_per_sm  fp32-state t1_bf16io grids of less
 //                      than two waves of this many blocks per SM: each block of
 //                      the first wave first prefetches into L2 the state tile of

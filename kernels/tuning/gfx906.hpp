@@ -50,11 +50,13 @@ struct decode_tuning<906> {
   static constexpr int t1_klast_b16_lanes = 8, t1_klast_b16_rows = 4, t1_klast_b16_bound = 0;
   static constexpr int t1_vlast_f32_lanes = 16, t1_vlast_f32_rows = 8, t1_vlast_f32_bound = 0;
   static constexpr int t1_vlast_b16_lanes = 16, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 0;
+  static constexpr bool t1_vlast_b16_v_major_lanes = false;  // not measured on AMD
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
   // The bf16-I/O T = 1 bodies are measured on Hopper only: not taken here.
   static constexpr bool t1_bf16io = false;
   static constexpr int t1_bf16io_f32_bound = 0, t1_bf16io_b16_bound = 0;
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
+  static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;  // no cp.async
   static constexpr int t1_bf16io_smem_bound = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;

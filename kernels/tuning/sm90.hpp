@@ -79,6 +79,11 @@ struct decode_tuning<90> {
   static constexpr int t1_klast_b16_lanes = 8, t1_klast_b16_rows = 4, t1_klast_b16_bound = 640;
   static constexpr int t1_vlast_f32_lanes = 4, t1_vlast_f32_rows = 8, t1_vlast_f32_bound = 896;
   static constexpr int t1_vlast_b16_lanes = 4, t1_vlast_b16_rows = 8, t1_vlast_b16_bound = 512;
+  // V-last 16-bit state, t1 grid: lanes along V first (geometry::v_major_lanes).
+  // NOTES.md v14, decode-ab, 3 rounds: bf16 state B=32 with PDL 24.92 -> 23.69
+  // us, in graph 26.02 -> 24.90; fp32 state lost with it (B=32 with PDL 38.76
+  // -> 39.52), so fp32 keeps the key lanes first.
+  static constexpr bool t1_vlast_b16_v_major_lanes = true;
   static constexpr bool t1_stream_state = false;  // streaming cache hints on the state
   // bf16 q/k/v/output, K-last (decode_mode::t1_bf16io): the t1 tiles with
   // compile-time activation types and reduce-scattered sums. fp32 state at 72
@@ -108,6 +113,14 @@ struct decode_tuning<90> {
   // 26.18 -> 21.23 us, B=128 85.09 -> 74.38, B=512 293.39 -> 281.71 (64
   // registers spill 112 bytes: 372.5 at B=512; 72 spill 48 bytes: 284.4).
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 4, t1_bf16io_smem_b16_bound = 768;
+  // V-last 16-bit state (bf16 I/O) from 8 heads per SM, where t1_pipe took
+  // over before: the t1 V-last body (4 warps along K) with its tile through
+  // shared memory, its lanes along V first (v_major_lanes). NOTES.md v14,
+  // decode-ab, 3 rounds, with PDL, pipe -> this: bf16 state B=128 88.29 ->
+  // 83.23 us, B=512 317.16 -> 314.80 (B=32, on t1: 24.32 against the V-major
+  // register tile's 23.69). Before the lane order, the same body lost 15-27 %
+  // (NOTES.md v10 run 6, v14 run 1).
+  static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 8;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;

@@ -258,13 +258,15 @@ const kernel_choice kH200Kernels[] = {
     {"t1 pipe klast f16 state K=64 V=128 idx64 token_slots", "decode_kv64_t1pipe"},
     {"t1 pipe klast bf16 state K=128 V=80 none", "decode_kv128_t1pipe"},
     {"chunked pipe klast f16 state K=64 B=3168 pad", "decode_kv64_t1pipe"},
-    {"t1 pipe vlast bf16 state raw B=144 GVA4 pad", "decode_kv128_vlast_t1pipe"},
+    {"t1 bf16io smem vlast bf16 state raw B=144 GVA4 pad", "decode_kv128_vlast_t1bf16smem"},
+    {"t1 bf16io smem vlast f16 state K=64 V=48 B=272 token_slots strided", "decode_kv64_vlast_t1bf16smem"},
     {"t1 pipe vlast f16 state K=64 V=48 out_slots strided", "decode_kv64_vlast_t1pipe"},
     {"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", "decode_kv128_vlast_t1pipe"},
     {"t1 vlast f32 io f32 token_slots strided", "decode_kv128_vlast_t1"},
     {"t1 vlast bf16 state raw B=40 pad", "decode_kv128_vlast_t1"},
     {"t1 vlast bf16 state K=V=64 idx64 out_slots", "decode_kv64_vlast_t1"},
     {"t1 vlast f16 state K=128 V=48 none", "decode_kv128_vlast_t1"},
+    {"t1 vlast f16 state K=64 V=48 B=40 out_slots", "decode_kv64_vlast_t1"},
     {"t1 vlast f32 K=64 V=256 raw bf16 gates", "decode_kv64_vlast_t1"},
     {"t1 bf16io vlast f32 raw B=40 GVA4 strided pad", "decode_kv128_vlast_t1bf16"},
     {"t1 bf16io vlast f32 K=64 V=48 out_slots idx64", "decode_kv64_vlast_t1bf16"},
@@ -816,15 +818,28 @@ std::vector<case_desc> check_cases(bool small) {
     c.padding = c.l2norm = true;
     add(c);
   }
-  // t1_pipe V-last (16-bit state, >= 1056 heads on 132 SMs; V = 48: a partial tile).
+  // t1_bf16io_smem V-last (16-bit state, bf16 I/O, >= 1056 heads on 132 SMs;
+  // V = 48: a partial tile).
   {
-    case_desc c{"t1 pipe vlast bf16 state raw B=144 GVA4 pad", 144, 1, 2, 8, 128, 128};
+    case_desc c{"t1 bf16io smem vlast bf16 state raw B=144 GVA4 pad", 144, 1, 2, 8, 128, 128};
     c.layout = DK_STATE_V_LAST;
     c.raw = c.logit = c.l2norm = true;
     c.io = c.gates = c.state = elem::bf16;
     c.padding = true;
     add(c);
   }
+  {
+    case_desc c{"t1 bf16io smem vlast f16 state K=64 V=48 B=272 token_slots strided", 272, 1, 2, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.strided = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  // t1_pipe V-last (16-bit state with other activation dtypes, >= 1056 heads on
+  // 132 SMs; V = 48: a partial tile).
   {
     case_desc c{"t1 pipe vlast f16 state K=64 V=48 out_slots strided", 272, 1, 2, 4, 64, 48};
     c.layout = DK_STATE_V_LAST;
@@ -866,6 +881,14 @@ std::vector<case_desc> check_cases(bool small) {
     c.layout = DK_STATE_V_LAST;
     c.gate = DK_GATE_NONE;
     c.io = c.state = elem::f16;
+    add(c);
+  }
+  {  // the t1 grid (>= 132 heads): lanes along V first; V = 48: a partial tile
+    case_desc c{"t1 vlast f16 state K=64 V=48 B=40 out_slots", 40, 1, 1, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.logit = c.l2norm = true;
+    c.state = elem::f16;
+    c.out_slots = true;
     add(c);
   }
   {
