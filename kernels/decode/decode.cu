@@ -184,12 +184,14 @@ constexpr entry instance() {
   } else if constexpr (M == decode_mode::t1_bf16io_smem) {
     // mode_for picks it only where the table enables it: K-last state (16-bit
     // state where the bf16-I/O tile fits, which takes_bf16io checks too), and
-    // V-last 16-bit state.
+    // V-last state.
     using table = tuning::decode_tuning<F>;
     constexpr bool takes = L == state_layout::k_last
                                ? tuning::t1_bf16io_smem_on<table>(S == dtype::f32) &&
                                      takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>()
-                               : S != dtype::f32 && table::t1_bf16io_smem_vlast_b16_min_heads_per_sm > 0;
+                           : S == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm > 0 &&
+                                                   takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>()
+                                             : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm > 0;
     if constexpr (takes)
       return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem>();
     else

@@ -4,8 +4,8 @@
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
 // decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem,
 // in shared memory; V-last bf16 activations run decode_t1_body with the
-// dtypes fixed, and with 16-bit state on large grids its tile in shared
-// memory), one block per (sequence, value head, V tile); and the
+// dtypes fixed, and on large grids its tile in shared memory), one block
+// per (sequence, value head, V tile); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // The block reads its tile of the state once into registers, runs the T <= 16
@@ -80,14 +80,14 @@ struct geometry {
   // the V-last bf16-I/O ones; B=8 and 16-bit state were slower with it (NOTES.md
   // v12 run 15, v13 runs 4 and 9).
   static constexpr bool slot_words = wide || (!k_last && bf16io);
-  // V-last 16-bit state in the t1 grids (t1, and t1_bf16io_smem whose cp.async
-  // copies need it: coalesced only across consecutive lanes, NOTES.md v14):
-  // a warp's lanes run along V first (lane = key lane * lanes_v + value lane),
+  // V-last t1_bf16io_smem (its cp.async copies coalesce only across
+  // consecutive lanes, NOTES.md v14) and 16-bit V-last state on the t1 grid: a
+  // warp's lanes run along V first (lane = key lane * lanes_v + value lane),
   // so that consecutive lanes read one 128-byte run of a key row.
   static constexpr bool v_major_lanes =
-      !k_last && esize == 2 && t1 && !small && !pipe && (smem_state || table::t1_vlast_b16_v_major_lanes);
+      !k_last && t1 && !small && !pipe && (smem_state || (esize == 2 && table::t1_vlast_b16_v_major_lanes));
   static constexpr decode_shape shape =
-      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io) : table::shape(C, k_last, esize);
+      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state) : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
   static constexpr int lanes_v = kWarpSize / lanes_k;
@@ -147,7 +147,6 @@ struct geometry {
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
-  static_assert(!smem_state || k_last || esize == 2, "t1_bf16io_smem: K-last, or V-last 16-bit state");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
@@ -980,7 +979,7 @@ DK_HOST_DEVICE constexpr int t1_red_vectors(int warps_k, int v_tile) {
 // One block per (sequence, value head, V tile), T = 1, gate none or scalar,
 // K = k_cover exactly (K-last: warps_k 1; V-last may split K over warps_k
 // warps, finished through shared memory). A thread holds `rows` x (vec_chunks x 16 B)
-// of the state as raw words (V-last 16-bit t1_bf16io_smem: in shared memory);
+// of the state as raw words (V-last t1_bf16io_smem: in shared memory);
 // everything it needs besides the state (q/k keys,
 // v values, beta, gate) is loaded into its own registers before the slot index
 // is waited on, and the q/k norms and the gate are computed while the state
@@ -1084,7 +1083,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   auto in_range = [&](int r, int c) { return KL ? row_of(r) < V : col_of(c) < V; };
   const char* head = static_cast<const char*>(pool.data) +
                      (slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
-  // G::smem_state (V-last 16-bit, t1_bf16io_smem): the tile goes by cp.async
+  // G::smem_state (V-last t1_bf16io_smem): the tile goes by cp.async
   // into this thread's slots of shared memory after the block's reduction
   // area, slot (r, c) at mine[(r * NC + c) * 32] (a warp's accesses
   // contiguous, each thread reading back only its own copies), one group per
@@ -1278,9 +1277,13 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
         uint32_t n[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const int i = c * VEC + 2 * j;
-          n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, kf[r] * uk[i]),
-                                fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, kf[r] * uk[i + 1]));
+          if constexpr (S == dtype::f32) {
+            n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, kf[r] * uk[c * VEC + j]));
+          } else {
+            const int i = c * VEC + 2 * j;
+            n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, kf[r] * uk[i]),
+                                  fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, kf[r] * uk[i + 1]));
+          }
         }
         if (in_range(r, c))
           store16(dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES, u32x4{n[0], n[1], n[2], n[3]});
@@ -1535,6 +1538,12 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       if (heads < smem_below) return decode_mode::t1_bf16io_smem;
       if (smem_from > 0 && heads >= smem_from) return decode_mode::t1_bf16io_smem_wide;
     }
+    // V-last fp32 state on large grids: the t1 V-last body with its tile in
+    // shared memory (blocks of t1_bf16io_smem_vlast_warps_v warps along V).
+    if (p.r.layout == state_layout::v_last && p.pool.type == dtype::f32 &&
+        table::t1_bf16io_smem_vlast_f32_min_heads_per_sm > 0 &&
+        heads >= int64_t(table::t1_bf16io_smem_vlast_f32_min_heads_per_sm) * compute_units)
+      return decode_mode::t1_bf16io_smem;
     return decode_mode::t1_bf16io;
   }
   return decode_mode::t1;

@@ -64,9 +64,9 @@ struct decode_shape {
 //             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8);
 //             and for K-last 16-bit state with bf16 I/O on grids of at least
 //             t1_bf16io_smem_b16_min_heads_per_sm * SMs pairs (ahead of t1_pipe);
-//             V-last 16-bit state with bf16 I/O from
-//             t1_bf16io_smem_vlast_b16_min_heads_per_sm * SMs pairs runs the t1
-//             V-last body with its tile in shared memory (ahead of t1_pipe).
+//             V-last state with bf16 I/O from
+//             t1_bf16io_smem_vlast_{f32,b16}_min_heads_per_sm * SMs pairs runs the
+//             t1 V-last body with its tile in shared memory (16-bit: ahead of t1_pipe).
 //   t1_bf16io_smem_wide  t1_bf16io_smem for fp32 state on the grids of many
 //             waves (from t1_bf16io_smem_min_heads_per_sm): the same kernel but
 //             for the slot index, read as two 32-bit words, and the gate,
@@ -127,6 +127,12 @@ enum class decode_mode : int {
 //                      t1_pipe is considered, and its register cap (V-last too);
 //   t1_bf16io_smem_vlast_b16_min_heads_per_sm  the same for V-last 16-bit state
 //                      (0: never);
+//   t1_bf16io_smem_vlast_f32_min_heads_per_sm  V-last fp32 state with bf16 I/O:
+//                      from this many heads per SM (0: never) the t1_bf16io_smem
+//                      V-last body instead of the register tile;
+//   t1_bf16io_smem_vlast_{f32,b16}_warps_v  warps along V per block of the
+//                      V-last t1_bf16io_smem body (each warp covers 128 bytes of
+//                      every key row of the tile; warps_k more split K);
 //   t1_vlast_b16_v_major_lanes  V-last 16-bit state on the t1 grid: a warp's
 //                      lanes along V first (geometry::v_major_lanes);
 //   t1_bf16io_f32_lookahead_blocks_per_sm  fp32-state t1_bf16io grids of less
@@ -206,7 +212,13 @@ constexpr bool t1_bf16io_smem_on(bool f32_state = true) {
 
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).
 template <class Table>
-constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small, bool bf16io) {
+constexpr decode_shape t1_shape_of(decode_class c, bool k_last, int state_bytes, bool small, bool bf16io,
+                                   bool smem_state = false) {
+  if (smem_state && !k_last) {  // V-last t1_bf16io_smem: the V-last tile, its own warps along V
+    const decode_shape s = t1_shape_of<Table>(c, false, state_bytes, false, bf16io);
+    return {s.lanes_k, s.vec_chunks, s.rows, s.warps_k,
+            state_bytes == 4 ? Table::t1_bf16io_smem_vlast_f32_warps_v : Table::t1_bf16io_smem_vlast_b16_warps_v};
+  }
   return t1_shape_from(c, k_last, state_bytes, small,
                        k_last ? (state_bytes == 4 ? Table::t1_klast_f32_lanes : Table::t1_klast_b16_lanes)
                               : (state_bytes == 4 ? Table::t1_vlast_f32_lanes : Table::t1_vlast_b16_lanes),

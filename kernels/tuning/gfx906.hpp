@@ -56,7 +56,8 @@ struct decode_tuning<906> {
   static constexpr bool t1_bf16io = false;
   static constexpr int t1_bf16io_f32_bound = 0, t1_bf16io_b16_bound = 0;
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
-  static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0;
+  static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0, t1_bf16io_smem_vlast_f32_min_heads_per_sm = 0;
+  static constexpr int t1_bf16io_smem_vlast_f32_warps_v = 1, t1_bf16io_smem_vlast_b16_warps_v = 1;
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;  // no cp.async
   static constexpr int t1_bf16io_smem_bound = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;

@@ -121,6 +121,14 @@ struct decode_tuning<90> {
   // register tile's 23.69). Before the lane order, the same body lost 15-27 %
   // (NOTES.md v10 run 6, v14 run 1).
   static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 8;
+  // V-last fp32 state (bf16 I/O) from 4 heads per SM (fp32 B >= 17), as K-last:
+  // the same body with 2 warps along V (blocks of 8 warps, 256 bytes of every
+  // key row: 32 KB tiles, 4 blocks per SM). NOTES.md v14 run 7, decode-ab, 3
+  // rounds, with PDL, register tile / 1 / 2 / 4 warps along V: B=32 38.92 /
+  // 39.12 / 38.44 / 38.48 us, B=128 146.96 / 147.18 / 142.17 / 146.05, B=512
+  // 578.61 / 577.87 / 555.06 / 564.73.
+  static constexpr int t1_bf16io_smem_vlast_f32_min_heads_per_sm = 4;
+  static constexpr int t1_bf16io_smem_vlast_f32_warps_v = 2, t1_bf16io_smem_vlast_b16_warps_v = 1;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;

@@ -271,6 +271,8 @@ const kernel_choice kH200Kernels[] = {
     {"t1 bf16io vlast f32 raw B=40 GVA4 strided pad", "decode_kv128_vlast_t1bf16"},
     {"t1 bf16io vlast f32 K=64 V=48 out_slots idx64", "decode_kv64_vlast_t1bf16"},
     {"t1 bf16io vlast f32 K=128 idx64 pad", "decode_kv128_vlast_t1bf16"},
+    {"t1 bf16io vlast f32 smem B=80 GVA4 strided pad", "decode_kv128_vlast_t1bf16smem"},
+    {"t1 bf16io vlast f32 smem K=64 V=48 B=160 out_slots idx64", "decode_kv64_vlast_t1bf16smem"},
     {"t1 per-key (general kernel)", "decode_kv128"},
 };
 bool g_check_kernels = false;  // set for a 132-SM sm_90a device
@@ -923,6 +925,22 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.logit = c.l2norm = true;
     c.io = elem::bf16;
     c.idx64 = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io vlast f32 smem B=80 GVA4 strided pad", 80, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io vlast f32 smem K=64 V=48 B=160 out_slots idx64", 160, 1, 1, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = c.idx64 = true;
     add(c);
   }
   {
