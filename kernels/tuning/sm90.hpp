@@ -126,9 +126,11 @@ struct decode_tuning<90> {
   // key row: 32 KB tiles, 4 blocks per SM). NOTES.md v14 run 7, decode-ab, 3
   // rounds, with PDL, register tile / 1 / 2 / 4 warps along V: B=32 38.92 /
   // 39.12 / 38.44 / 38.48 us, B=128 146.96 / 147.18 / 142.17 / 146.05, B=512
-  // 578.61 / 577.87 / 555.06 / 564.73.
+  // 578.61 / 577.87 / 555.06 / 564.73. 16-bit state likewise 2 warps along V (a
+  // whole bf16 head of K = V = 128 per block): run 8, 1 -> 2, with PDL, B=512
+  // 314.74 -> 306.43 us, B=128 83.27 -> 83.38 (in graph 84.08 -> 84.54).
   static constexpr int t1_bf16io_smem_vlast_f32_min_heads_per_sm = 4;
-  static constexpr int t1_bf16io_smem_vlast_f32_warps_v = 2, t1_bf16io_smem_vlast_b16_warps_v = 1;
+  static constexpr int t1_bf16io_smem_vlast_f32_warps_v = 2, t1_bf16io_smem_vlast_b16_warps_v = 2;
   static constexpr int t1_bf16io_smem_bound = 1024;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_max_warps_v = 1;
