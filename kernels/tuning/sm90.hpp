@@ -166,10 +166,12 @@ struct decode_tuning<90> {
   // nothing changes.
   static constexpr int programmatic_late_prefetch_blocks_per_sm = 4;
   // The same for V-last state, whose t1 blocks are 4 warps (fp32: 16 KB of
-  // state, 7 blocks per SM). NOTES.md v14, decode-ab, 3 rounds, with PDL, 4
-  // / 1 / 2 / 3: V-last fp32 B=32 39.12 / 38.50 / 38.51 / 38.80 us, B=128
+  // state, 7 blocks per SM). NOTES.md v14 run 2, decode-ab, 3 rounds, with PDL,
+  // 4 / 1 / 2 / 3: V-last fp32 B=32 39.12 / 38.50 / 38.51 / 38.80 us, B=128
   // 147.18 / 146.98 / 146.88 / 147.14, B=512 577.30 / 576.78 / 576.58 / 577.18,
-  // bf16 state B=32 25.08 / 25.22 / 24.96 / 24.88; without PDL level.
+  // bf16 state B=32 25.08 / 25.22 / 24.96 / 24.88; without PDL level. Measured
+  // on the register tiles; the V-last shared-memory blocks that took over later
+  // (8 warps, 4 per SM) ran only with 2 (runs 7-8).
   static constexpr int programmatic_late_prefetch_vlast_blocks_per_sm = 2;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
