@@ -247,8 +247,6 @@ struct head_gate {
   }
 };
 
-// T = 1: k.q, and k.k and q.q when the norms are needed, from a thread's
-// partial sums to the sums over its row's W lanes.
 // The sum over a row's W lanes, which sit STRIDE lanes apart.
 template <int W, int STRIDE = 1>
 DK_DEVICE float lanes_sum(float v) {
@@ -260,6 +258,8 @@ DK_DEVICE float lanes_sum(float v) {
     return v;
   }
 }
+// T = 1: k.q, and k.k and q.q when the norms are needed, from a thread's
+// partial sums to the sums over its row's W lanes.
 template <int W, int STRIDE = 1>
 DK_DEVICE void finish_qk_sums(const decode_problem& p, float& kk, float& qq, float& kq) {
   kq = lanes_sum<W, STRIDE>(kq);
@@ -970,6 +970,28 @@ DK_DEVICE void copy_tile_async(u32x4* mine, const char* fallback, At&& at) {
   }
 }
 
+// Slot i of a thread's shared-memory tile (mine[i * 32]) as its 4 state words.
+DK_DEVICE void read_slot(const u32x4* mine, int i, uint32_t (&w)[4]) {
+  const u32x4 v = mine[i * kWarpSize];
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+}
+// The rank-1 update of one 16-byte vector of state S: element e becomes
+// d * S_e + add(e) in fp32, rounded once to S and repacked for the store.
+template <dtype S, class Add>
+DK_DEVICE u32x4 decay_add(const uint32_t (&w)[4], float d, Add&& add) {
+  uint32_t n[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (S == dtype::f32) {
+      n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, add(j)));
+    } else {
+      n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, add(2 * j)),
+                            fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, add(2 * j + 1)));
+    }
+  }
+  return u32x4{n[0], n[1], n[2], n[3]};
+}
+
 // The t1 V-last body's shared memory: WK warps' x, y (v_tile each) and 4
 // sums, in 16-byte vectors; its shared-memory tiles (t1_bf16io_smem) follow.
 DK_HOST_DEVICE constexpr int t1_red_vectors(int warps_k, int v_tile) {
@@ -1155,8 +1177,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       copy16_async_wait_groups(NR - 1 - r);
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const u32x4 v = mine[(r * NC + c) * kWarpSize];
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+        uint32_t w[4];
+        read_slot(mine, r * NC + c, w);
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
           const float st = tile_elem<S, 4>(w, e);
@@ -1272,21 +1294,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     for (int r = 0; r < NR; ++r)
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        const u32x4 v = mine[(r * NC + c) * kWarpSize];
-        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-        uint32_t n[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          if constexpr (S == dtype::f32) {
-            n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, kf[r] * uk[c * VEC + j]));
-          } else {
-            const int i = c * VEC + 2 * j;
-            n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, kf[r] * uk[i]),
-                                  fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, kf[r] * uk[i + 1]));
-          }
-        }
-        if (in_range(r, c))
-          store16(dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES, u32x4{n[0], n[1], n[2], n[3]});
+        uint32_t w[4];
+        read_slot(mine, r * NC + c, w);
+        const u32x4 n = decay_add<S>(w, d, [&](int e) { return kf[r] * uk[c * VEC + e]; });
+        if (in_range(r, c)) store16(dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES, n);
       }
   } else {
 #pragma unroll
@@ -1514,11 +1525,13 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       table::t1_bf16io_smem_b16_min_heads_per_sm > 0 && tuning::t1_bf16io_klast_fits<table>(c, 2) &&
       heads >= int64_t(table::t1_bf16io_smem_b16_min_heads_per_sm) * compute_units)
     return decode_mode::t1_bf16io_smem;
-  // V-last 16-bit state with bf16 activations likewise: the t1 V-last body with
-  // its tile in shared memory.
-  if (bf16_io && p.r.layout == state_layout::v_last && p.pool.type != dtype::f32 &&
-      table::t1_bf16io_smem_vlast_b16_min_heads_per_sm > 0 &&
-      heads >= int64_t(table::t1_bf16io_smem_vlast_b16_min_heads_per_sm) * compute_units)
+  // V-last state with bf16 activations likewise: the t1 V-last body with its
+  // tile in shared memory (blocks of t1_bf16io_smem_vlast_*_warps_v warps along V;
+  // 16-bit state rather than t1_pipe, fp32 rather than the register tile).
+  const int vlast_smem_min = p.pool.type == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
+                                                       : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm;
+  if (bf16_io && p.r.layout == state_layout::v_last && vlast_smem_min > 0 &&
+      heads >= int64_t(vlast_smem_min) * compute_units)
     return decode_mode::t1_bf16io_smem;
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);
@@ -1538,12 +1551,6 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       if (heads < smem_below) return decode_mode::t1_bf16io_smem;
       if (smem_from > 0 && heads >= smem_from) return decode_mode::t1_bf16io_smem_wide;
     }
-    // V-last fp32 state on large grids: the t1 V-last body with its tile in
-    // shared memory (blocks of t1_bf16io_smem_vlast_warps_v warps along V).
-    if (p.r.layout == state_layout::v_last && p.pool.type == dtype::f32 &&
-        table::t1_bf16io_smem_vlast_f32_min_heads_per_sm > 0 &&
-        heads >= int64_t(table::t1_bf16io_smem_vlast_f32_min_heads_per_sm) * compute_units)
-      return decode_mode::t1_bf16io_smem;
     return decode_mode::t1_bf16io;
   }
   return decode_mode::t1;

@@ -176,8 +176,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
       copy16_async_wait_groups(NC - 1 - c);
 #pragma unroll
       for (int r = 0; r < NR; ++r) {
-        const u32x4 x = mine[(r * NC + c) * kWarpSize];
-        const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+        uint32_t w[4];
+        read_slot(mine, r * NC + c, w);
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
           const float st = tile_elem<S, 4>(w, j);
@@ -238,20 +238,10 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     char* const to = dst + (int64_t(vw + vl) * row_stride + kl * VEC) * ES;
     const int64_t row_step = int64_t(LV) * row_stride * ES;
     auto update_store = [&](int r, int c) {
-      const u32x4 x = mine[(r * NC + c) * kWarpSize];
-      const uint32_t w[4] = {x.x, x.y, x.z, x.w};
-      uint32_t n[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        if constexpr (S == dtype::f32) {
-          n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, unpack(kw, c * VEC + j) * uk[r]));
-        } else {
-          const int i = c * VEC + 2 * j;
-          n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, unpack(kw, i) * uk[r]),
-                                fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, unpack(kw, i + 1) * uk[r]));
-        }
-      }
-      if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, u32x4{n[0], n[1], n[2], n[3]});
+      uint32_t w[4];
+      read_slot(mine, r * NC + c, w);
+      const u32x4 n = decay_add<S>(w, d, [&](int e) { return unpack(kw, c * VEC + e) * uk[r]; });
+      if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, n);
     };
 #pragma unroll
     for (int r = 0; r < NR; ++r)
