@@ -325,7 +325,8 @@ int bench_main(int argc, char** argv) {
   if (int rc = parse_options(argc, argv, DKB_COMMIT, &o)) return rc < 0 ? 0 : rc;
 
   std::vector<workload> selected;
-  for (const workload& w : standard_workloads(o.quick)) {
+  for (workload w : standard_workloads(o.quick)) {
+    w.ascending_slots = o.ascending_slots;
     bool keep = o.filters.empty();
     for (const std::string& f : o.filters) keep = keep || w.name.find(f) != std::string::npos;
     if (keep) selected.push_back(w);

@@ -185,7 +185,8 @@ def shape_text(rec):
     heads = f"HQ={s['HQ']} HV={s['HV']} K={s['K']} V={s['V']}"
     if rec["op"] == "decode":
         layout = " V-last" if rec.get("config", {}).get("state_layout") == "v_last" else ""
-        return f"B={s['B']} T={s['T']} {heads}, {rec['dtypes']['state']}{layout} state"
+        slots = ", slots in order" if rec.get("config", {}).get("slot_order") == "ascending" else ""
+        return f"B={s['B']} T={s['T']} {heads}, {rec['dtypes']['state']}{layout} state{slots}"
     lens = s["seqlens"]
     seqs = f"{s['Ntok']} tokens" if len(lens) == 1 else f"{len(lens)} seqs, {s['Ntok']} tokens"
     return f"{seqs}, {heads}, {rec['dtypes']['state']} state"

@@ -29,6 +29,9 @@ void usage(std::FILE* f) {
       "  --stream-calls N        decode on GPUs: at least N calls (copies) in the in-graph\n"
       "                          timing's graph, e.g. a model's layer count (default: as\n"
       "                          many as keep the state cold, at least 2; at most 1024)\n"
+      "  --slot-order ORDER      shuffled (default): the state pool's indices are a\n"
+      "                          seeded permutation of the slots, as in an engine's pool;\n"
+      "                          ascending: sequence i reads and writes slot i\n"
       "  --list                  list the workloads and exit\n",
       f);
 }
@@ -71,6 +74,8 @@ int parse_options(int argc, char** argv, const char* default_commit, options* o)
     else if (a == "--repeat" && value() && parse_int(v, 1, &o->repeat)) {}
     else if (a == "--warmup" && value() && parse_int(v, 0, &o->warmup)) {}
     else if (a == "--stream-calls" && value() && parse_int(v, 1, &o->stream_calls) && o->stream_calls <= 1024) {}
+    else if (a == "--slot-order" && value() && (std::string(v) == "shuffled" || std::string(v) == "ascending"))
+      o->ascending_slots = std::string(v) == "ascending";
     else if (a == "--json" && value()) o->json_path = v;
     else if (a == "--commit" && value()) o->commit = v;
     else if (a == "--invocation" && value()) o->invocation = v;

@@ -65,6 +65,7 @@ std::string config_json(const workload& w) {
                        {"beta", json::str("logit")},
                        {"qk_l2norm", json::boolean(true)},
                        {"state_layout", json::str(w.v_last ? "v_last" : "k_last")},
+                       {"slot_order", json::str(w.ascending_slots ? "ascending" : "shuffled")},
                        {"scale", json::str("1/sqrt(K)")}});
 }
 

@@ -63,6 +63,15 @@ std::vector<int32_t> permutation(int64_t n, uint64_t seed) {
   return p;
 }
 
+// The state pool's index array: slots scattered like an engine's pool (a seeded
+// permutation), or in order under --slot-order ascending.
+std::vector<int32_t> slot_indices(const workload& w, int64_t n, uint64_t seed) {
+  if (!w.ascending_slots) return permutation(n, seed);
+  std::vector<int32_t> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  return p;
+}
+
 // The raw-gate ranges keep exp(gamma) in about [0.5, 0.99]: a realistic decay
 // that never drives the state towards denormals (which would slow CPUs).
 void fill_gates(device_tensor& a, device_tensor& b, device_tensor& a_log, device_tensor& dt_bias,
@@ -94,7 +103,7 @@ class decode_case final : public bench_case {
     v_.fill_uniform(seed + 3, -1.0f, 1.0f);
     fill_gates(a_, b_, a_log_, dt_bias_, seed + 11);
     pool_.fill_uniform(seed + 4, -0.1f, 0.1f);
-    indices_.fill_ints(permutation(w.batch, seed + 5));  // slots scattered like an engine's pool
+    indices_.fill_ints(slot_indices(w, w.batch, seed + 5));
     config_ = engine_config();
     if (w.v_last) config_.state_layout = DK_STATE_V_LAST;
     args_ = dk_decode_args{};
@@ -139,7 +148,7 @@ class prefill_case final : public bench_case {
     std::vector<int32_t> cu(1, 0);
     for (int64_t len : w.seqlens) cu.push_back(static_cast<int32_t>(cu.back() + len));
     cu_seqlens_.fill_ints(cu);
-    indices_.fill_ints(permutation(w.num_states(), 25));
+    indices_.fill_ints(slot_indices(w, w.num_states(), 25));
     config_ = engine_config();
     args_ = dk_prefill_args{};
     args_.q = q_.view(), args_.k = k_.view(), args_.v = v_.view(), args_.out = out_.view();

@@ -26,6 +26,7 @@ struct workload {
   std::vector<int64_t> seqlens;  // prefill: one entry per packed sequence
   elem state = elem::f32;
   bool v_last = false;  // decode: V-last state pool [.., K, V] (default K-last [.., V, K])
+  bool ascending_slots = false;  // indices 0, 1, 2 ... (default: a seeded permutation)
 
   int64_t num_tokens() const;        // B*T (decode) or the sum of seqlens (prefill)
   int64_t num_states() const;        // state slots read and written: B or N
