@@ -2,16 +2,17 @@
 //
 //   dk_bench [--backend cpu|cuda|hip] [--device N] [--quick] [--filter SUBSTR]...
 //            [--rounds N] [--repeat N] [--warmup N] [--json FILE] [--commit ID]
-//            [--invocation TEXT] [--list]
+//            [--invocation TEXT] [--copy-reference] [--stream-calls N]
+//            [--slot-order shuffled|ascending] [--list]
 //
 // Every workload's tensors are set up once. Then --rounds passes go over all
 // workloads; in each, a workload gets warm-up calls and its share of --repeat
-// calls, each timed alone after a cache flush (timer.hpp), and the device copy
-// bandwidth is measured again. Spreading the samples over the whole run makes
-// the medians robust to slow drifts of a shared machine. The first round also
-// times decode replayed from a CUDA/HIP graph, alone and in a graph of many
-// calls on rotating copies of its tensors ("stream", as in an engine's decode
-// graph), and the host time per eager call.
+// calls, each timed alone after a cache flush (timer.hpp), batches of eager
+// calls for the host time per call, and the device copy bandwidth is measured
+// again. Spreading the samples over the whole run makes the medians robust to
+// slow drifts of a shared machine. The first round also times decode replayed
+// from a CUDA/HIP graph, alone and in a graph of many calls on rotating copies
+// of its tensors ("stream", as in an engine's decode graph).
 // A table goes to stdout, progress to stderr, records to --json.
 #include <deltakit/deltakit.h>
 #include <unistd.h>
@@ -145,7 +146,7 @@ entry prepare(dk_context* ctx, const workload& w) {
 // of tens of microseconds needs many samples to settle on a shared machine.
 constexpr double kMinRoundSeconds = 0.25;
 constexpr int kMaxSampleFactor = 8;
-constexpr int kHostTimeBatches = 5;  // batches of back-to-back eager calls for the host time
+constexpr int kHostTimeBatches = 5;  // batches of back-to-back eager calls per round for the host time
 
 // --copy-reference: a graph of R device-to-device copies of bytes_moved / 2 each
 // (the bytes a call reads and writes), timed like the decode graph: per copy.
@@ -245,8 +246,9 @@ void measure_stream(dk_context* ctx, timer& t, int replays, const run_info& run,
   r.stream_note = note;
 }
 
-// One round of one workload: warm-up and at least `samples` timed calls; in
-// the first round also the host time per call and the graph replays (decode).
+// One round of one workload: warm-up and at least `samples` timed calls, and
+// batches of eager calls for the host time; in the first round also the graph
+// replays (decode).
 void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, bool first,
                    entry* e) {
   result& r = e->r;
@@ -262,22 +264,24 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
       check(t.time_calls(launch, 0, more, true, &r.us), "timed calls");
       taken += more;
     }
-    if (first && !t.synchronous()) {
-      // The median of several batches: one batch hit by a burst of other work on the
-      // host would otherwise stand for the library's cost.
-      auto host_median = [&](double* out_us) {
-        std::vector<double> batch_us(kHostTimeBatches);
-        for (double& us : batch_us)
+    if (!t.synchronous()) {
+      // Several batches in every round, their median taken after the last (finish):
+      // a burst of other work on the host during one workload's batches would
+      // otherwise stand for the library's cost, as it would for its device time.
+      auto host_batches = [&](std::vector<double>* out_us) {
+        for (int i = 0; i < kHostTimeBatches; ++i) {
+          double us = 0;
           if (dk_status s = t.host_time(launch, std::max(samples, 20), &us); s != DK_STATUS_SUCCESS) return s;
-        *out_us = summarize(batch_us).median;
+          out_us->push_back(us);
+        }
         return DK_STATUS_SUCCESS;
       };
-      check(host_median(&r.host_us), "host time");
+      check(host_batches(&r.host_batch_us), "host time");
       // Decode again with DK_OPTION_PROGRAMMATIC_LAUNCH on, where the context takes it:
       // the driver's launch path differs with that attribute (host_pdl_us). The
       // option goes off again before any failure is reported.
       if (r.w.op == "decode" && dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_SUCCESS) {
-        const dk_status s = host_median(&r.host_pdl_us);
+        const dk_status s = host_batches(&r.host_pdl_batch_us);
         check(dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0), "programmatic launch off");
         check(s, "host time, programmatic launch");
       }
@@ -299,6 +303,8 @@ void finish(entry* e, bool synchronous) {
   result& r = e->r;
   if (!e->c) return;
   if (synchronous) r.host_us = summarize(r.us).median;  // a call returns when its work is done
+  if (!r.host_batch_us.empty()) r.host_us = summarize(r.host_batch_us).median;
+  if (!r.host_pdl_batch_us.empty()) r.host_pdl_us = summarize(r.host_pdl_batch_us).median;
   try {
     if (int64_t bad = e->c->non_finite_outputs(); bad > 0) {
       r.status = "bad_output";

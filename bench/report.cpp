@@ -115,6 +115,8 @@ std::string record_json(const run_info& run, const result& r) {
       {"round_medians_us", json::numbers(r.round_us)},
       {"host_us_per_call", r.host_us >= 0 ? json::num(r.host_us) : json::null()},
       {"host_pdl_us_per_call", r.host_pdl_us >= 0 ? json::num(r.host_pdl_us) : json::null()},
+      {"host_batches_us", json::numbers(r.host_batch_us)},
+      {"host_pdl_batches_us", json::numbers(r.host_pdl_batch_us)},
       {"bytes", json::integer(r.w.bytes_moved())},
       {"flops", json::integer(static_cast<int64_t>(r.w.flops()))},
       {"tokens", json::integer(r.w.num_tokens())},

@@ -39,6 +39,9 @@ struct result {
   std::string stream_copy_note;
   double host_us = -1;            // host time per eager call; < 0 when not measured
   double host_pdl_us = -1;        // the same with DK_OPTION_PROGRAMMATIC_LAUNCH on (decode)
+  // Asynchronous backends: host time per call of each batch of back-to-back
+  // calls, every round's; host_us / host_pdl_us are their medians.
+  std::vector<double> host_batch_us, host_pdl_batch_us;
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
   // Bytes moved / the median of `samples_us`, in GB/s; 0 without samples.
