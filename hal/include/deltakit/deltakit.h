@@ -266,6 +266,10 @@ typedef struct dk_config {
  *   state_indices   [B] int32/int64: the slot each sequence reads. -1 means
  *                   padding: no state read or write, output zero. A value
  *                   outside [-1, P) is treated as padding by the kernels.
+ *                   Any order is valid; the GPU kernels walk the batch in
+ *                   index order, so slots ascending with b are read together
+ *                   with their neighbours, measured up to 5 % faster on the H200
+ *                   from B=8 on (README).
  *   state_out_indices  optional [B]: the slot the final state is written to
  *                   (default: state_indices, i.e. in place). -1: not written.
  *   state_token_indices optional [B, T]: after token t the state is written to
