@@ -24,7 +24,6 @@ struct decode_tuning<120> : decode_tuning<90> {
   // t1_bf16io_smem needs 32 x 5 KB of shared memory per SM.
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0, t1_bf16io_smem_vlast_f32_min_heads_per_sm = 0;
-  static constexpr int t1_bf16io_smem_vlast_f32_warps_v = 1, t1_bf16io_smem_vlast_b16_warps_v = 1;
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;
 
   static constexpr decode_shape shape(decode_class c, bool k_last, int state_bytes) {

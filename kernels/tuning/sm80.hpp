@@ -20,7 +20,6 @@ struct decode_tuning<80> : decode_tuning<90> {
   // with 4 KB to spare: not taken before it is measured on an sm_80 device.
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0, t1_bf16io_smem_vlast_f32_min_heads_per_sm = 0;
-  static constexpr int t1_bf16io_smem_vlast_f32_warps_v = 1, t1_bf16io_smem_vlast_b16_warps_v = 1;
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;
   // No bulk-copy engine before sm_90: no streaming kernel (decode_mode::t1_pipe).
   static constexpr int t1_pipe_f32_min_heads_per_sm = 0;
