@@ -268,20 +268,29 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
       // Several batches in every round, their median taken after the last (finish):
       // a burst of other work on the host during one workload's batches would
       // otherwise stand for the library's cost, as it would for its device time.
-      auto host_batches = [&](std::vector<double>* out_us) {
+      // Each batch is followed by one of the timer's bare launches (where it has
+      // them), as many, keeping the GPU as busy: the same host noise hits both.
+      const double device_us = summarize(r.us).median;
+      auto host_batches = [&](bool programmatic, std::vector<double>* out_us, std::vector<double>* bare_us) {
+        std::string why;
+        const launch_fn bare = t.bare_launch(device_us, programmatic, &why);
         for (int i = 0; i < kHostTimeBatches; ++i) {
+          const int n = std::max(samples, 20);
           double us = 0;
-          if (dk_status s = t.host_time(launch, std::max(samples, 20), &us); s != DK_STATUS_SUCCESS) return s;
+          if (dk_status s = t.host_time(launch, n, &us); s != DK_STATUS_SUCCESS) return s;
           out_us->push_back(us);
+          if (!bare) continue;
+          if (dk_status s = t.host_time(bare, n, &us); s != DK_STATUS_SUCCESS) return s;
+          bare_us->push_back(us);
         }
         return DK_STATUS_SUCCESS;
       };
-      check(host_batches(&r.host_batch_us), "host time");
+      check(host_batches(false, &r.host_batch_us, &r.host_bare_batch_us), "host time");
       // Decode again with DK_OPTION_PROGRAMMATIC_LAUNCH on, where the context takes it:
       // the driver's launch path differs with that attribute (host_pdl_us). The
       // option goes off again before any failure is reported.
       if (r.w.op == "decode" && dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 1) == DK_STATUS_SUCCESS) {
-        const dk_status s = host_batches(&r.host_pdl_batch_us);
+        const dk_status s = host_batches(true, &r.host_pdl_batch_us, &r.host_pdl_bare_batch_us);
         check(dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0), "programmatic launch off");
         check(s, "host time, programmatic launch");
       }
@@ -305,6 +314,8 @@ void finish(entry* e, bool synchronous) {
   if (synchronous) r.host_us = summarize(r.us).median;  // a call returns when its work is done
   if (!r.host_batch_us.empty()) r.host_us = summarize(r.host_batch_us).median;
   if (!r.host_pdl_batch_us.empty()) r.host_pdl_us = summarize(r.host_pdl_batch_us).median;
+  if (!r.host_bare_batch_us.empty()) r.host_bare_us = summarize(r.host_bare_batch_us).median;
+  if (!r.host_pdl_bare_batch_us.empty()) r.host_pdl_bare_us = summarize(r.host_pdl_bare_batch_us).median;
   try {
     if (int64_t bad = e->c->non_finite_outputs(); bad > 0) {
       r.status = "bad_output";

@@ -211,6 +211,13 @@ def table(op, rows, cols):
     return out
 
 
+def host_cell(host, bare):
+    """Host time per call, and the timer's bare launch beside it where measured."""
+    if host is None:
+        return "-"
+    return fmt_time(host) + (f" (bare {fmt_time(bare)})" if bare is not None else "")
+
+
 def detail_table(t):
     out = ["| workload | impl | median | min | max | samples | host/call | host/call, PDL | graph replay "
            "| in graph (R calls) | in graph % copy BW | in graph, PDL | PDL % copy BW "
@@ -230,14 +237,14 @@ def detail_table(t):
             continue
         tm, g, st = rec["time_us"], rec.get("graph_time_us"), rec.get("stream_time_us")
         pdl = rec.get("stream_pdl_time_us")
-        host = rec.get("host_us_per_call")
-        host_pdl = rec.get("host_pdl_us_per_call")  # absent in runs before it was measured
+        host = host_cell(rec.get("host_us_per_call"), rec.get("host_bare_us_per_launch"))
+        # absent in runs before they were measured
+        host_pdl = host_cell(rec.get("host_pdl_us_per_call"), rec.get("host_pdl_bare_us_per_launch"))
         out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |"
                    .format(
             name, rec["impl"], fmt_time(tm["median"]), fmt_time(tm["min"]), fmt_time(tm["max"]),
             tm["n"],
-            fmt_time(host) if host is not None else "-",
-            fmt_time(host_pdl) if host_pdl is not None else "-",
+            host, host_pdl,
             fmt_time(g["median"]) if g else "-",
             (f"{fmt_time(st['median'])} ({rec.get('stream_calls_per_graph')})" if st else "-")
             + (" ‡" if gpu and rec.get("stream_note") else ""),
@@ -438,6 +445,11 @@ def main():
            "the same run. On the CPU backend a large `dk_memcpy` runs on the OpenMP threads "
            "the kernels use (runs recorded before that used one thread's `memmove`, which a "
            "2-thread decode could exceed).",
+           "- *host/call*: host time per eager call, the median of batches of back-to-back "
+           "calls. *(bare N)* (CUDA, runs since dk_bench recorded it): the same batches of a bare "
+           "launch measured after each batch, a kernel that only waits as long as the call "
+           "takes on the GPU, with a parameter block the size of deltakit's decode kernels', "
+           "launched through the driver: the driver's share of the host time on that host.",
            "- Decode *in graph* (GPUs): the time per call of one CUDA/HIP graph of R decode "
            "calls, call i on its own copy i of the tensors, R copies of the state spanning at "
            "least 4x the L2 (R at most 1024), replays timed back to back: replay time / R. This "

@@ -42,6 +42,11 @@ struct result {
   // Asynchronous backends: host time per call of each batch of back-to-back
   // calls, every round's; host_us / host_pdl_us are their medians.
   std::vector<double> host_batch_us, host_pdl_batch_us;
+  // The timer's bare launch (timer::bare_launch) after each batch: the driver's
+  // share of the host time, measured alongside; host_bare_us / host_pdl_bare_us
+  // are their medians (< 0: not measured).
+  std::vector<double> host_bare_batch_us, host_pdl_bare_batch_us;
+  double host_bare_us = -1, host_pdl_bare_us = -1;
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
   // Bytes moved / the median of `samples_us`, in GB/s; 0 without samples.

@@ -51,6 +51,17 @@ class timer {
   // Host wall time per call of `n` back-to-back calls, without synchronising
   // between them (the launch overhead an engine pays per eager call).
   virtual dk_status host_time(const launch_fn& f, int n, double* out_us) = 0;
+  // A reference for host_time: a launch of the timer's own kernel that does
+  // nothing but wait `device_us` on the GPU, with a parameter block the size of
+  // deltakit's decode kernels' (so a batch of them keeps the GPU as busy as the
+  // calls do), through the driver, with programmatic stream serialization when
+  // `programmatic`. What host_time measures above it is the library's own cost.
+  // Empty (with a reason) where the timer has no such kernel.
+  virtual launch_fn bare_launch(double device_us, bool programmatic, std::string* why) {
+    (void)device_us, (void)programmatic;
+    *why = "no bare launch on this backend";
+    return {};
+  }
 };
 
 // Each returns nullptr with a reason when the timer cannot be made.

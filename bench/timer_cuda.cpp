@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@ namespace {
   X(cuMemAlloc) X(cuMemFree) X(cuMemsetD8Async) X(cuEventCreate) X(cuEventDestroy)          \
   X(cuEventRecord) X(cuEventElapsedTime) X(cuStreamBeginCapture) X(cuStreamEndCapture)      \
   X(cuGraphInstantiate) X(cuGraphLaunch) X(cuGraphDestroy) X(cuGraphExecDestroy)
+// Only for the bare launch (bare_launch): a driver without them still times calls.
+#define DKB_CU_OPTIONAL_FUNCS(X) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernelEx)
 // clang-format on
 #define DKB_STR2(x) #x
 #define DKB_STR(x) DKB_STR2(x)
@@ -40,6 +44,7 @@ namespace {
 struct driver_api {
 #define DKB_MEMBER(fn) decltype(&::fn) fn = nullptr;
   DKB_CU_FUNCS(DKB_MEMBER)
+  DKB_CU_OPTIONAL_FUNCS(DKB_MEMBER)
 #undef DKB_MEMBER
 
   // Loads libcuda once; false with a reason when absent or incomplete.
@@ -58,6 +63,9 @@ struct driver_api {
   }
     DKB_CU_FUNCS(DKB_LOAD)
 #undef DKB_LOAD
+#define DKB_LOAD_OPTIONAL(fn) fn = reinterpret_cast<decltype(fn)>(dlsym(lib, DKB_STR(fn)));
+    DKB_CU_OPTIONAL_FUNCS(DKB_LOAD_OPTIONAL)
+#undef DKB_LOAD_OPTIONAL
     return true;  // the library stays loaded for the life of the process
   }
 };
@@ -71,6 +79,32 @@ std::string cu_text(CUresult r) {
   return std::string(name ? name : "CUDA_ERROR_?") + ": " + (text ? text : "unknown");
 }
 
+// The bare launch's kernel (PTX, compiled by the driver for the device): every
+// thread waits until `ns` (the first 8 bytes of its parameter block) have passed
+// on the global timer. The block is as large as deltakit's decode kernel
+// parameters (launch_params: 688 bytes; kernels/decode/decode.cu asserts it),
+// which the driver copies with every launch.
+constexpr int kBareParamBytes = 688;
+constexpr const char* kBarePtx = R"(
+.version 6.0
+.target sm_50
+.address_size 64
+.visible .entry dkb_wait(.param .align 8 .b8 dkb_params[688])
+{
+  .reg .pred %p;
+  .reg .b64 %ns, %t0, %t1, %d;
+  ld.param.u64 %ns, [dkb_params];
+  mov.u64 %t0, %globaltimer;
+$Lwait:
+  mov.u64 %t1, %globaltimer;
+  sub.u64 %d, %t1, %t0;
+  setp.lt.u64 %p, %d, %ns;
+  @%p bra $Lwait;
+  ret;
+}
+)";
+constexpr unsigned kBareBlocks = 4096;  // one-warp blocks: a decode-sized grid, one wave on the H200
+
 std::string version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
 }
@@ -83,6 +117,7 @@ class cuda_timer final : public timer {
     if (!context_) return;
     cu.cuCtxSetCurrent(context_);
     for (CUevent e : events_) cu.cuEventDestroy(e);
+    if (bare_module_) cu.cuModuleUnload(bare_module_);
     if (flush_) cu.cuMemFree(flush_);
     if (stream_) cu.cuStreamDestroy(stream_);
     cu.cuDevicePrimaryCtxRelease(device_);
@@ -173,6 +208,44 @@ class cuda_timer final : public timer {
                                                            : DK_STATUS_DEVICE_ERROR;
   }
 
+  launch_fn bare_launch(double device_us, bool programmatic, std::string* why) override {
+    if (!cu.cuModuleLoadData || !cu.cuModuleGetFunction || !cu.cuLaunchKernelEx) {
+      *why = "the CUDA driver lacks cuModuleLoadData, cuModuleGetFunction or cuLaunchKernelEx";
+      return {};
+    }
+    if (!bare_kernel_) {
+      CUresult r = cu.cuModuleLoadData(&bare_module_, kBarePtx);
+      if (r == CUDA_SUCCESS) r = cu.cuModuleGetFunction(&bare_kernel_, bare_module_, "dkb_wait");
+      if (r != CUDA_SUCCESS) {
+        *why = "loading the bare launch's kernel failed: " + cu_text(r);
+        bare_kernel_ = nullptr;
+        return {};
+      }
+    }
+    struct alignas(8) param_block {
+      uint64_t ns;
+      unsigned char rest[kBareParamBytes - 8];
+    };
+    static_assert(sizeof(param_block) == kBareParamBytes, "one parameter of the decode kernels' size");
+    auto params = std::make_shared<param_block>();
+    params->ns = static_cast<uint64_t>(std::max(device_us, 0.0) * 1000.0);
+    CUfunction kernel = bare_kernel_;
+    return [params, kernel, programmatic](void* stream) {
+      CUlaunchAttribute attribute = {};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config = {};
+      config.gridDimX = kBareBlocks, config.gridDimY = 1, config.gridDimZ = 1;
+      config.blockDimX = 32, config.blockDimY = 1, config.blockDimZ = 1;
+      config.hStream = static_cast<CUstream>(stream);
+      config.attrs = &attribute;
+      config.numAttrs = programmatic ? 1 : 0;
+      void* args[] = {params.get()};
+      return cu.cuLaunchKernelEx(&config, kernel, args, nullptr) == CUDA_SUCCESS ? DK_STATUS_SUCCESS
+                                                                                   : DK_STATUS_DEVICE_ERROR;
+    };
+  }
+
  private:
   static bool fail(std::string* why, const char* what, CUresult r) {
     *why = std::string(what) + ": " + cu_text(r);
@@ -213,6 +286,8 @@ class cuda_timer final : public timer {
   CUdeviceptr flush_ = 0;
   std::size_t flush_bytes_ = 0, l2_bytes_ = 0;
   std::vector<CUevent> events_;
+  CUmodule bare_module_ = nullptr;  // bare_launch's kernel, loaded on first use
+  CUfunction bare_kernel_ = nullptr;
 };
 
 }  // namespace

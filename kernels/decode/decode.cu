@@ -13,6 +13,11 @@ constexpr int kMaxHeadDim = 256;
 constexpr int kMaxTokens = 16;
 constexpr int kDefaultSmemLimit = 48 * 1024;
 constexpr int kCachedDevices = 16;  // devices whose raised shared-memory limits are remembered
+#if DK_VENDOR_CUDA
+// dk_bench's bare launch (bench/timer_cuda.cpp, the reference for host time per
+// call) passes a parameter block of this size: change both together.
+static_assert(sizeof(launch_params) == 688, "update kBareParamBytes in bench/timer_cuda.cpp");
+#endif
 
 // Checks one instance's launch shape against the device (its shared memory)
 // and, when `launch`, launches it: the shape is computed once per call.
@@ -128,12 +133,15 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
     if (p.programmatic_launch)
       if (const dk_status s = set_late_prefetch<G>(kernel, t, &ls); s != DK_STATUS_SUCCESS) return s;
   }
+  // This instance's driver handle per device (gpu_launch).
+  static gpu_function_cache functions[kCachedDevices] = {};
+  gpu_function_cache* const function = cached ? &functions[t.device] : nullptr;
   gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
-                             p.programmatic_launch, ls.lp);
+                             p.programmatic_launch, ls.lp, function);
   if (e != gpu_success && skipped) {
     if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
     e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream, p.programmatic_launch,
-                   ls.lp);
+                   ls.lp, function);
   }
   if (e != gpu_success)
     return set_error(DK_STATUS_DEVICE_ERROR, "decode: kernel launch failed: %s (%s)",
