@@ -55,7 +55,8 @@ class timer {
   // nothing but wait `device_us` on the GPU, with a parameter block the size of
   // deltakit's decode kernels' (so a batch of them keeps the GPU as busy as the
   // calls do), through the driver, with programmatic stream serialization when
-  // `programmatic`. What host_time measures above it is the library's own cost.
+  // `programmatic`. What host_time measures above it is the library's own cost
+  // and the difference of the two launches (grid, shared memory).
   // Empty (with a reason) where the timer has no such kernel.
   virtual launch_fn bare_launch(double device_us, bool programmatic, std::string* why) {
     (void)device_us, (void)programmatic;
