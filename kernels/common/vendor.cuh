@@ -83,7 +83,8 @@ inline gpu_error_t gpu_resident_blocks(Kernel* kernel, int threads, size_t smem,
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, kernel, threads, smem);
 }
 #endif
-#if DK_VENDOR_CUDA
+#if DK_VENDOR_CUDA && CUDART_VERSION >= 12000
+#define DK_DRIVER_LAUNCH 1
 // The driver's cuLaunchKernelEx, fetched once through the runtime (no link to
 // libcuda); null where the driver lacks it.
 using driver_launch_fn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
@@ -91,10 +92,12 @@ inline driver_launch_fn driver_launch() {
   static const driver_launch_fn fn = [] {
     void* p = nullptr;
     cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &found) !=
-            cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      return driver_launch_fn(nullptr);
+#if CUDART_VERSION >= 12050
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &found);
+#else
+    const cudaError_t e = cudaGetDriverEntryPoint("cuLaunchKernelEx", &p, cudaEnableDefault, &found);
+#endif
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) return driver_launch_fn(nullptr);
     return reinterpret_cast<driver_launch_fn>(p);
   }();
   return fn;
@@ -105,7 +108,8 @@ inline driver_launch_fn driver_launch() {
 using gpu_function_cache = std::atomic<void*>;
 inline void* const kNoDriverFunction = reinterpret_cast<void*>(uintptr_t(1));
 #else
-using gpu_function_cache = std::atomic<void*>;  // unused: HIP launches through its runtime
+#define DK_DRIVER_LAUNCH 0
+using gpu_function_cache = std::atomic<void*>;  // unused: launches go through the runtime
 #endif
 
 // Launches kernel(params); `programmatic`: with programmatic stream
@@ -126,6 +130,7 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
   cudaLaunchAttribute attribute[1] = {};
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
+#if DK_DRIVER_LAUNCH
   if (const driver_launch_fn launch = cache ? driver_launch() : nullptr) {
     void* function = cache->load(std::memory_order_acquire);
     if (!function) {
@@ -151,6 +156,9 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
       cache->store(nullptr, std::memory_order_release);
     }
   }
+#else
+  (void)cache;
+#endif
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);
