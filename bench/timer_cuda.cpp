@@ -84,12 +84,13 @@ std::string cu_text(CUresult r) {
 // on the global timer. The block is as large as deltakit's decode kernel
 // parameters (launch_params: 688 bytes; kernels/decode/decode.cu asserts it),
 // which the driver copies with every launch.
-constexpr int kBareParamBytes = 688;
+#define DKB_BARE_PARAM_BYTES 688
+constexpr int kBareParamBytes = DKB_BARE_PARAM_BYTES;
 constexpr const char* kBarePtx = R"(
 .version 6.0
 .target sm_50
 .address_size 64
-.visible .entry dkb_wait(.param .align 8 .b8 dkb_params[688])
+.visible .entry dkb_wait(.param .align 8 .b8 dkb_params[)" DKB_STR(DKB_BARE_PARAM_BYTES) R"(])
 {
   .reg .pred %p;
   .reg .b64 %ns, %t0, %t1, %d;
@@ -218,7 +219,8 @@ class cuda_timer final : public timer {
       if (r == CUDA_SUCCESS) r = cu.cuModuleGetFunction(&bare_kernel_, bare_module_, "dkb_wait");
       if (r != CUDA_SUCCESS) {
         *why = "loading the bare launch's kernel failed: " + cu_text(r);
-        bare_kernel_ = nullptr;
+        if (bare_module_) cu.cuModuleUnload(bare_module_);
+        bare_module_ = nullptr, bare_kernel_ = nullptr;
         return {};
       }
     }
