@@ -83,7 +83,7 @@ inline gpu_error_t gpu_resident_blocks(Kernel* kernel, int threads, size_t smem,
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(out, kernel, threads, smem);
 }
 #endif
-#if DK_VENDOR_CUDA && CUDART_VERSION >= 12000
+#if DK_VENDOR_CUDA && CUDART_VERSION >= 12010
 #define DK_DRIVER_LAUNCH 1
 // The driver's cuLaunchKernelEx, fetched once through the runtime (no link to
 // libcuda); null where the driver lacks it.
@@ -102,45 +102,45 @@ inline driver_launch_fn driver_launch() {
   }();
   return fn;
 }
-// What a launcher remembers of one kernel on one device: its driver handle, or
-// kNoDriverFunction when the runtime could not give one (then launches take
-// the runtime's path).
-using gpu_function_cache = std::atomic<void*>;
-inline void* const kNoDriverFunction = reinterpret_cast<void*>(uintptr_t(1));
+// What a launcher remembers of one kernel: its context-independent driver
+// handle (cudaGetKernel; the driver launches it in the stream's context), or
+// kNoDriverKernel when the runtime gave none (then launches take the runtime's
+// path).
+using gpu_kernel_handle = std::atomic<void*>;
+inline void* const kNoDriverKernel = reinterpret_cast<void*>(uintptr_t(1));
 #else
 #define DK_DRIVER_LAUNCH 0
-using gpu_function_cache = std::atomic<void*>;  // unused: launches go through the runtime
+using gpu_kernel_handle = std::atomic<void*>;  // unused: launches go through the runtime
 #endif
 
 // Launches kernel(params); `programmatic`: with programmatic stream
 // serialization (the kernel may start before the previous one on the stream
 // ends; it must call grid_dependency_wait() first). CUDA only: HIP has no such
 // launch, and callers never ask for it there.
-// CUDA: with `cache` (the kernel's slot for the current device) the launch goes
-// straight to the driver's cuLaunchKernelEx with the kernel's driver handle:
-// 0.2-0.8 us less host time per launch than the runtime's cudaLaunchKernelEx
-// on the H200's host (kernels/decode/NOTES.md v16). A failed driver launch
-// forgets the handle (a reset device has new ones) and retries through the
-// runtime, which reports the error.
+// CUDA: with `handle` (the kernel's, kept by the caller) the launch goes
+// straight to the driver's cuLaunchKernelEx: 0.2-0.8 us less host time per
+// launch than the runtime's cudaLaunchKernelEx on the H200's host
+// (kernels/decode/NOTES.md v16). A failed driver launch forgets the handle and
+// retries through the runtime, which reports the error.
 template <class Params>
 inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned threads, size_t smem,
                               gpu_stream_t stream, bool programmatic, const Params& params,
-                              gpu_function_cache* cache = nullptr) {
+                              gpu_kernel_handle* handle = nullptr) {
 #if DK_VENDOR_CUDA
   cudaLaunchAttribute attribute[1] = {};
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
 #if DK_DRIVER_LAUNCH
-  if (const driver_launch_fn launch = cache ? driver_launch() : nullptr) {
-    void* function = cache->load(std::memory_order_acquire);
+  if (const driver_launch_fn launch = handle ? driver_launch() : nullptr) {
+    void* function = handle->load(std::memory_order_acquire);
     if (!function) {
-      cudaFunction_t f = nullptr;
-      function = cudaGetFuncBySymbol(&f, reinterpret_cast<const void*>(kernel)) == cudaSuccess && f
-                     ? static_cast<void*>(f)
-                     : kNoDriverFunction;
-      cache->store(function, std::memory_order_release);
+      cudaKernel_t k = nullptr;
+      function = cudaGetKernel(&k, reinterpret_cast<const void*>(kernel)) == cudaSuccess && k
+                     ? static_cast<void*>(k)
+                     : kNoDriverKernel;
+      handle->store(function, std::memory_order_release);
     }
-    if (function != kNoDriverFunction) {
+    if (function != kNoDriverKernel) {
       CUlaunchAttribute driver_attribute = {};
       driver_attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       driver_attribute.value.programmaticStreamSerializationAllowed = 1;
@@ -152,12 +152,12 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
       config.attrs = &driver_attribute;
       config.numAttrs = programmatic ? 1 : 0;
       void* args[] = {const_cast<Params*>(&params)};
-      if (launch(&config, static_cast<CUfunction>(function), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
-      cache->store(nullptr, std::memory_order_release);
+      if (launch(&config, reinterpret_cast<CUfunction>(function), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
+      handle->store(nullptr, std::memory_order_release);
     }
   }
 #else
-  (void)cache;
+  (void)handle;
 #endif
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(blocks);
@@ -168,7 +168,7 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
   config.numAttrs = programmatic ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, params);
 #else
-  (void)cache;
+  (void)handle;
   if (programmatic) return hipErrorNotSupported;
   kernel<<<blocks, threads, smem, stream>>>(params);
   return gpu_last_error();

@@ -133,15 +133,13 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
     if (p.programmatic_launch)
       if (const dk_status s = set_late_prefetch<G>(kernel, t, &ls); s != DK_STATUS_SUCCESS) return s;
   }
-  // This instance's driver handle per device (gpu_launch).
-  static gpu_function_cache functions[kCachedDevices] = {};
-  gpu_function_cache* const function = cached ? &functions[t.device] : nullptr;
+  static gpu_kernel_handle handle{nullptr};  // this instance's driver handle (gpu_launch)
   gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
-                             p.programmatic_launch, ls.lp, function);
+                             p.programmatic_launch, ls.lp, &handle);
   if (e != gpu_success && skipped) {
     if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
     e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream, p.programmatic_launch,
-                   ls.lp, function);
+                   ls.lp, &handle);
   }
   if (e != gpu_success)
     return set_error(DK_STATUS_DEVICE_ERROR, "decode: kernel launch failed: %s (%s)",
