@@ -85,43 +85,89 @@ inline gpu_error_t gpu_resident_blocks(Kernel* kernel, int threads, size_t smem,
 #endif
 #if DK_VENDOR_CUDA && CUDART_VERSION >= 12010
 #define DK_DRIVER_LAUNCH 1
-// The driver's cuLaunchKernelEx, fetched once through the runtime (no link to
-// libcuda); null where the driver lacks it.
-using driver_launch_fn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
-inline driver_launch_fn driver_launch() {
-  static const driver_launch_fn fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found{};
+// A driver entry point, fetched once through the runtime (no link to libcuda);
+// null where the driver lacks it.
+inline void* driver_entry_point(const char* name) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found{};
 #if CUDART_VERSION >= 12050
-    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuLaunchKernelEx", &p, 12000, cudaEnableDefault, &found);
+  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found);
 #else
-    const cudaError_t e = cudaGetDriverEntryPoint("cuLaunchKernelEx", &p, cudaEnableDefault, &found);
+  const cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &found);
 #endif
-    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) return driver_launch_fn(nullptr);
-    return reinterpret_cast<driver_launch_fn>(p);
-  }();
-  return fn;
+  return e == cudaSuccess && found == cudaDriverEntryPointSuccess ? p : nullptr;
 }
-// What a launcher remembers of one kernel: its context-independent driver
-// handle (cudaGetKernel; the driver launches it in the stream's context), or
-// kNoDriverKernel when the runtime gave none (then launches take the runtime's
-// path).
-using gpu_kernel_handle = std::atomic<void*>;
+using driver_launch_fn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+using driver_current_context_fn = CUresult (*)(CUcontext*);
+struct driver_api {
+  driver_launch_fn launch = nullptr;                    // cuLaunchKernelEx
+  driver_current_context_fn current_context = nullptr;  // cuCtxGetCurrent
+};
+inline const driver_api& driver() {
+  static const driver_api api = [] {
+    driver_api a;
+    a.launch = reinterpret_cast<driver_launch_fn>(driver_entry_point("cuLaunchKernelEx"));
+    a.current_context = reinterpret_cast<driver_current_context_fn>(driver_entry_point("cuCtxGetCurrent"));
+    return a;
+  }();
+  return api;
+}
+// What a launcher remembers of one kernel on one device:
+// - `function`, the kernel's function in `context` (cudaGetFuncBySymbol), for
+//   launches from that context, the usual one: the fastest launch;
+// - `kernel`, its context-independent handle (cudaGetKernel), which the driver
+//   runs in the stream's context, for launches from any other context (0.2-0.3
+//   us more per launch on the H200's host, kernels/decode/NOTES.md v16 run 10).
+// `context` is claimed once (kClaiming while `function` is being set); a failed
+// launch clears it, so that the next launch asks again.
+struct gpu_kernel_handle {
+  std::atomic<void*> context{nullptr};
+  std::atomic<void*> function{nullptr};
+  std::atomic<void*> kernel{nullptr};  // or kNoDriverKernel
+};
 inline void* const kNoDriverKernel = reinterpret_cast<void*>(uintptr_t(1));
+inline void* const kClaiming = reinterpret_cast<void*>(uintptr_t(1));
+
+// The handle to launch `kernel` with from context `ctx`; null: none (then the
+// runtime launches it).
+inline void* driver_handle(gpu_kernel_handle& h, const void* kernel, CUcontext ctx) {
+  void* const owner = h.context.load(std::memory_order_acquire);
+  if (ctx && owner == ctx) {
+    if (void* f = h.function.load(std::memory_order_acquire)) return f;
+  } else if (ctx && !owner) {
+    void* expected = nullptr;
+    if (h.context.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel)) {
+      cudaFunction_t f = nullptr;
+      if (cudaGetFuncBySymbol(&f, kernel) == cudaSuccess && f) {
+        h.function.store(f, std::memory_order_release);
+        h.context.store(ctx, std::memory_order_release);
+        return f;
+      }
+      h.context.store(nullptr, std::memory_order_release);
+    }
+  }
+  void* k = h.kernel.load(std::memory_order_acquire);
+  if (!k) {
+    cudaKernel_t handle = nullptr;
+    k = cudaGetKernel(&handle, kernel) == cudaSuccess && handle ? static_cast<void*>(handle) : kNoDriverKernel;
+    h.kernel.store(k, std::memory_order_release);
+  }
+  return k == kNoDriverKernel ? nullptr : k;
+}
 #else
 #define DK_DRIVER_LAUNCH 0
-using gpu_kernel_handle = std::atomic<void*>;  // unused: launches go through the runtime
+struct gpu_kernel_handle {};  // unused: launches go through the runtime
 #endif
 
 // Launches kernel(params); `programmatic`: with programmatic stream
 // serialization (the kernel may start before the previous one on the stream
 // ends; it must call grid_dependency_wait() first). CUDA only: HIP has no such
 // launch, and callers never ask for it there.
-// CUDA: with `handle` (the kernel's, kept by the caller) the launch goes
-// straight to the driver's cuLaunchKernelEx: 0.2-0.8 us less host time per
-// launch than the runtime's cudaLaunchKernelEx on the H200's host
-// (kernels/decode/NOTES.md v16). A failed driver launch forgets the handle and
-// retries through the runtime, which reports the error.
+// CUDA: with `handle` (the kernel's for the current device, kept by the caller)
+// the launch goes straight to the driver's cuLaunchKernelEx: 0.2-0.8 us less
+// host time per launch than the runtime's cudaLaunchKernelEx on the H200's host
+// (kernels/decode/NOTES.md v16). A failed driver launch forgets the context's
+// function and retries through the runtime, which reports the error.
 template <class Params>
 inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned threads, size_t smem,
                               gpu_stream_t stream, bool programmatic, const Params& params,
@@ -131,16 +177,10 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
 #if DK_DRIVER_LAUNCH
-  if (const driver_launch_fn launch = handle ? driver_launch() : nullptr) {
-    void* function = handle->load(std::memory_order_acquire);
-    if (!function) {
-      cudaKernel_t k = nullptr;
-      function = cudaGetKernel(&k, reinterpret_cast<const void*>(kernel)) == cudaSuccess && k
-                     ? static_cast<void*>(k)
-                     : kNoDriverKernel;
-      handle->store(function, std::memory_order_release);
-    }
-    if (function != kNoDriverKernel) {
+  const driver_api& api = driver();
+  CUcontext ctx = nullptr;
+  if (handle && api.launch && api.current_context && api.current_context(&ctx) == CUDA_SUCCESS) {
+    if (void* function = driver_handle(*handle, reinterpret_cast<const void*>(kernel), ctx)) {
       CUlaunchAttribute driver_attribute = {};
       driver_attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       driver_attribute.value.programmaticStreamSerializationAllowed = 1;
@@ -152,8 +192,9 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
       config.attrs = &driver_attribute;
       config.numAttrs = programmatic ? 1 : 0;
       void* args[] = {const_cast<Params*>(&params)};
-      if (launch(&config, reinterpret_cast<CUfunction>(function), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
-      handle->store(nullptr, std::memory_order_release);
+      if (api.launch(&config, static_cast<CUfunction>(function), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
+      void* owner = ctx;  // a stale function (a reset device): ask again next time
+      handle->context.compare_exchange_strong(owner, nullptr, std::memory_order_acq_rel);
     }
   }
 #else

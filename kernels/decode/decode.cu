@@ -133,13 +133,14 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
     if (p.programmatic_launch)
       if (const dk_status s = set_late_prefetch<G>(kernel, t, &ls); s != DK_STATUS_SUCCESS) return s;
   }
-  static gpu_kernel_handle handle{nullptr};  // this instance's driver handle (gpu_launch)
+  static gpu_kernel_handle handles[kCachedDevices];  // this instance's driver handles (gpu_launch)
+  gpu_kernel_handle* const handle = cached ? &handles[t.device] : nullptr;
   gpu_error_t e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream,
-                             p.programmatic_launch, ls.lp, &handle);
+                             p.programmatic_launch, ls.lp, handle);
   if (e != gpu_success && skipped) {
     if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
     e = gpu_launch(kernel, unsigned(ls.blocks), unsigned(ls.threads), ls.smem, stream, p.programmatic_launch,
-                   ls.lp, &handle);
+                   ls.lp, handle);
   }
   if (e != gpu_success)
     return set_error(DK_STATUS_DEVICE_ERROR, "decode: kernel launch failed: %s (%s)",
