@@ -99,15 +99,18 @@ inline void* driver_entry_point(const char* name) {
 }
 using driver_launch_fn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
 using driver_current_context_fn = CUresult (*)(CUcontext*);
+using driver_context_id_fn = CUresult (*)(CUcontext, unsigned long long*);
 struct driver_api {
   driver_launch_fn launch = nullptr;                    // cuLaunchKernelEx
   driver_current_context_fn current_context = nullptr;  // cuCtxGetCurrent
+  driver_context_id_fn context_id = nullptr;            // cuCtxGetId (CUDA 12.0 drivers on)
 };
 inline const driver_api& driver() {
   static const driver_api api = [] {
     driver_api a;
     a.launch = reinterpret_cast<driver_launch_fn>(driver_entry_point("cuLaunchKernelEx"));
     a.current_context = reinterpret_cast<driver_current_context_fn>(driver_entry_point("cuCtxGetCurrent"));
+    a.context_id = reinterpret_cast<driver_context_id_fn>(driver_entry_point("cuCtxGetId"));
     return a;
   }();
   return api;
@@ -118,33 +121,51 @@ inline const driver_api& driver() {
 // - `kernel`, its context-independent handle (cudaGetKernel), which the driver
 //   runs in the stream's context, for launches from any other context (0.2-0.3
 //   us more per launch on the H200's host, kernels/decode/NOTES.md v16 run 10).
-// `context` is claimed once (kClaiming while `function` is being set); a failed
-// launch clears it, so that the next launch asks again.
+// `context` is claimed once (kClaiming while `function` is being set). A context
+// is known by its address and its unique id (cuCtxGetId): a context created
+// after the claimant was destroyed (a device reset, the engine's own contexts)
+// often takes its address, and then claims anew instead of launching a function
+// of a context that is gone. A failed launch clears what it used, so that the
+// next launch asks again.
 struct gpu_kernel_handle {
   std::atomic<void*> context{nullptr};
+  std::atomic<unsigned long long> context_id{0};
   std::atomic<void*> function{nullptr};
   std::atomic<void*> kernel{nullptr};  // or kNoDriverKernel
 };
 inline void* const kNoDriverKernel = reinterpret_cast<void*>(uintptr_t(1));
 inline void* const kClaiming = reinterpret_cast<void*>(uintptr_t(1));
 
-// The handle to launch `kernel` with from context `ctx`; null: none (then the
-// runtime launches it).
-inline void* driver_handle(gpu_kernel_handle& h, const void* kernel, CUcontext ctx) {
+struct driver_choice {
+  void* handle;      // null: none (the runtime launches)
+  bool is_function;  // `handle` is the claimed function, else the kernel handle
+};
+
+// The handle to launch `kernel` with from context `ctx` (unique id `id`).
+inline driver_choice driver_handle(gpu_kernel_handle& h, const void* kernel, CUcontext ctx,
+                                   unsigned long long id) {
   void* const owner = h.context.load(std::memory_order_acquire);
-  if (ctx && owner == ctx) {
-    if (void* f = h.function.load(std::memory_order_acquire)) return f;
-  } else if (ctx && !owner) {
-    void* expected = nullptr;
-    if (h.context.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel)) {
-      cudaFunction_t f = nullptr;
-      if (cudaGetFuncBySymbol(&f, kernel) == cudaSuccess && f) {
-        h.function.store(f, std::memory_order_release);
-        h.context.store(ctx, std::memory_order_release);
-        return f;
-      }
-      h.context.store(nullptr, std::memory_order_release);
+  void* expected = nullptr;
+  bool claimed = false;
+  if (owner == ctx) {
+    if (h.context_id.load(std::memory_order_acquire) == id) {
+      if (void* f = h.function.load(std::memory_order_acquire)) return {f, true};
+    } else {
+      expected = ctx;  // the claimant is gone and `ctx` took its address
+      claimed = h.context.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel);
     }
+  } else if (!owner) {
+    claimed = h.context.compare_exchange_strong(expected, kClaiming, std::memory_order_acq_rel);
+  }
+  if (claimed) {
+    cudaFunction_t f = nullptr;
+    if (cudaGetFuncBySymbol(&f, kernel) == cudaSuccess && f) {
+      h.function.store(f, std::memory_order_release);
+      h.context_id.store(id, std::memory_order_release);
+      h.context.store(ctx, std::memory_order_release);
+      return {f, true};
+    }
+    h.context.store(nullptr, std::memory_order_release);
   }
   void* k = h.kernel.load(std::memory_order_acquire);
   if (!k) {
@@ -152,7 +173,7 @@ inline void* driver_handle(gpu_kernel_handle& h, const void* kernel, CUcontext c
     k = cudaGetKernel(&handle, kernel) == cudaSuccess && handle ? static_cast<void*>(handle) : kNoDriverKernel;
     h.kernel.store(k, std::memory_order_release);
   }
-  return k == kNoDriverKernel ? nullptr : k;
+  return {k == kNoDriverKernel ? nullptr : k, false};
 }
 #else
 #define DK_DRIVER_LAUNCH 0
@@ -166,21 +187,21 @@ struct gpu_kernel_handle {};  // unused: launches go through the runtime
 // CUDA: with `handle` (the kernel's for the current device, kept by the caller)
 // the launch goes straight to the driver's cuLaunchKernelEx: 0.2-0.8 us less
 // host time per launch than the runtime's cudaLaunchKernelEx on the H200's host
-// (kernels/decode/NOTES.md v16). A failed driver launch forgets the context's
-// function and retries through the runtime, which reports the error.
+// (kernels/decode/NOTES.md v16). A failed driver launch forgets the handle it
+// used and retries through the runtime, which reports the error.
 template <class Params>
 inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned threads, size_t smem,
                               gpu_stream_t stream, bool programmatic, const Params& params,
                               gpu_kernel_handle* handle = nullptr) {
 #if DK_VENDOR_CUDA
-  cudaLaunchAttribute attribute[1] = {};
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
 #if DK_DRIVER_LAUNCH
   const driver_api& api = driver();
   CUcontext ctx = nullptr;
-  if (handle && api.launch && api.current_context && api.current_context(&ctx) == CUDA_SUCCESS) {
-    if (void* function = driver_handle(*handle, reinterpret_cast<const void*>(kernel), ctx)) {
+  unsigned long long ctx_id = 0;
+  if (handle && api.launch && api.current_context && api.context_id && api.current_context(&ctx) == CUDA_SUCCESS &&
+      ctx && api.context_id(ctx, &ctx_id) == CUDA_SUCCESS) {
+    const driver_choice use = driver_handle(*handle, reinterpret_cast<const void*>(kernel), ctx, ctx_id);
+    if (use.handle) {
       CUlaunchAttribute driver_attribute = {};
       driver_attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       driver_attribute.value.programmaticStreamSerializationAllowed = 1;
@@ -192,14 +213,19 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
       config.attrs = &driver_attribute;
       config.numAttrs = programmatic ? 1 : 0;
       void* args[] = {const_cast<Params*>(&params)};
-      if (api.launch(&config, static_cast<CUfunction>(function), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
-      void* owner = ctx;  // a stale function (a reset device): ask again next time
-      handle->context.compare_exchange_strong(owner, nullptr, std::memory_order_acq_rel);
+      if (api.launch(&config, static_cast<CUfunction>(use.handle), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
+      // Whatever failed, ask the runtime again next time.
+      void* expected = use.is_function ? static_cast<void*>(ctx) : use.handle;
+      (use.is_function ? handle->context : handle->kernel)
+          .compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
     }
   }
 #else
   (void)handle;
 #endif
+  cudaLaunchAttribute attribute[1] = {};
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(blocks);
   config.blockDim = dim3(threads);

@@ -27,6 +27,21 @@ double tolerance(const dtype_spec& t) {
   return kIsCpu ? 1e-5 : 1e-4;
 }
 
+decode_spec engine_step(int B, int T, dt io, dt state, dk_state_layout layout, std::uint64_t seed) {
+  decode_spec spec;
+  spec.B = B;
+  spec.T = T;
+  spec.heads = {4, 8, 128, 128};
+  spec.rule.form = DK_GATE_RAW;
+  spec.rule.beta = DK_BETA_LOGIT;
+  spec.rule.layout = layout;
+  spec.types.io = io;
+  spec.types.state = state;
+  spec.padded = {1};
+  spec.seed = seed;
+  return spec;
+}
+
 dk_ref::config ref_config(const rule_spec& r) {
   dk_ref::config c;
   c.gate = r.gate == DK_GATE_NONE     ? dk_ref::gate_kind::none

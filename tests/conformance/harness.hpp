@@ -36,6 +36,10 @@ struct skipped_case {
 };
 const std::vector<skipped_case>& skipped_cases();
 
+// A decode step as an engine takes it: Qwen3-Next-like heads (HQ=4, HV=8, K=V=128), raw
+// gate, beta logit, sequence 1 padded (the CUDA-only cases' shape for each launcher).
+decode_spec engine_step(int B, int T, dt io, dt state, dk_state_layout layout, std::uint64_t seed);
+
 // SPEC §6 tolerances on relative L2 error.
 double tolerance(const dtype_spec& types);
 

@@ -38,18 +38,7 @@ const chain_case kCases[] = {
 };
 
 decode_spec spec_of(const chain_case& c) {
-  decode_spec spec;
-  spec.B = c.B;
-  spec.T = c.T;
-  spec.heads = {4, 8, 128, 128};
-  spec.rule.form = DK_GATE_RAW;
-  spec.rule.beta = DK_BETA_LOGIT;
-  spec.rule.layout = c.layout;
-  spec.types.io = c.io;
-  spec.types.state = c.state;
-  spec.padded = {1};
-  spec.seed = 7300 + std::uint64_t(c.B);
-  return spec;
+  return engine_step(c.B, c.T, c.io, c.state, c.layout, 7300 + std::uint64_t(c.B));
 }
 
 dk_status set_programmatic(bool on) {
