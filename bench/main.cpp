@@ -271,14 +271,25 @@ void measure_round(dk_context* ctx, timer& t, const run_info& run, int samples, 
       // Each batch is followed by one of the timer's bare launches (where it has
       // them), as many, keeping the GPU as busy: the same host noise hits both.
       const double device_us = summarize(r.us).median;
+      // After the calls without the option, as many dk_*_query calls: the library's
+      // own checks and kernel choice, with no launch.
       auto host_batches = [&](bool programmatic, std::vector<double>* out_us, std::vector<double>* bare_us) {
         std::string why;
         const launch_fn bare = t.bare_launch(device_us, programmatic, &why);
+        if (!bare && r.host_bare_note.empty()) r.host_bare_note = why;
         for (int i = 0; i < kHostTimeBatches; ++i) {
           const int n = std::max(samples, 20);
           double us = 0;
           if (dk_status s = t.host_time(launch, n, &us); s != DK_STATUS_SUCCESS) return s;
           out_us->push_back(us);
+          if (!programmatic) {
+            const char* impl = nullptr;
+            const auto q0 = std::chrono::steady_clock::now();
+            for (int k = 0; k < n; ++k)
+              if (dk_status s = c->query(&impl); s != DK_STATUS_SUCCESS) return s;
+            const std::chrono::duration<double, std::micro> q = std::chrono::steady_clock::now() - q0;
+            r.host_query_batch_us.push_back(q.count() / n);
+          }
           if (!bare) continue;
           if (dk_status s = t.host_time(bare, n, &us); s != DK_STATUS_SUCCESS) return s;
           bare_us->push_back(us);
@@ -316,6 +327,7 @@ void finish(entry* e, bool synchronous) {
   if (!r.host_pdl_batch_us.empty()) r.host_pdl_us = summarize(r.host_pdl_batch_us).median;
   if (!r.host_bare_batch_us.empty()) r.host_bare_us = summarize(r.host_bare_batch_us).median;
   if (!r.host_pdl_bare_batch_us.empty()) r.host_pdl_bare_us = summarize(r.host_pdl_bare_batch_us).median;
+  if (!r.host_query_batch_us.empty()) r.host_query_us = summarize(r.host_query_batch_us).median;
   try {
     if (int64_t bad = e->c->non_finite_outputs(); bad > 0) {
       r.status = "bad_output";

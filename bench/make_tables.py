@@ -211,11 +211,13 @@ def table(op, rows, cols):
     return out
 
 
-def host_cell(host, bare):
-    """Host time per call, and the timer's bare launch beside it where measured."""
+def host_cell(host, bare, query=None):
+    """Host time per call, and the timer's bare launch and dk_*_query beside it where measured."""
     if host is None:
         return "-"
-    return fmt_time(host) + (f" (bare {fmt_time(bare)})" if bare is not None else "")
+    beside = ([f"bare {fmt_time(bare)}"] if bare is not None else []) + \
+             ([f"query {fmt_time(query)}"] if query is not None else [])
+    return fmt_time(host) + (f" ({', '.join(beside)})" if beside else "")
 
 
 def detail_table(t):
@@ -237,7 +239,8 @@ def detail_table(t):
             continue
         tm, g, st = rec["time_us"], rec.get("graph_time_us"), rec.get("stream_time_us")
         pdl = rec.get("stream_pdl_time_us")
-        host = host_cell(rec.get("host_us_per_call"), rec.get("host_bare_us_per_launch"))
+        host = host_cell(rec.get("host_us_per_call"), rec.get("host_bare_us_per_launch"),
+                         rec.get("host_query_us_per_call"))
         # absent in runs before they were measured
         host_pdl = host_cell(rec.get("host_pdl_us_per_call"), rec.get("host_pdl_bare_us_per_launch"))
         out.append("| `{}` | `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |"
@@ -449,7 +452,9 @@ def main():
            "calls. *(bare N)* (CUDA, runs since dk_bench recorded it): the same batches of a bare "
            "launch measured after each batch, a kernel that only waits as long as the call "
            "takes on the GPU, with a parameter block the size of deltakit's decode kernels', "
-           "launched through the driver: the driver's share of the host time on that host.",
+           "launched through the driver: the driver's share of the host time on that host. "
+           "*(query N)* (runs since dk_bench recorded it): as many `dk_*_query` calls after each "
+           "batch, the library's own checks and kernel choice without a launch.",
            "- Decode *in graph* (GPUs): the time per call of one CUDA/HIP graph of R decode "
            "calls, call i on its own copy i of the tensors, R copies of the state spanning at "
            "least 4x the L2 (R at most 1024), replays timed back to back: replay time / R. This "

@@ -47,6 +47,11 @@ struct result {
   // are their medians (< 0: not measured).
   std::vector<double> host_bare_batch_us, host_pdl_bare_batch_us;
   double host_bare_us = -1, host_pdl_bare_us = -1;
+  std::string host_bare_note;  // why there is no bare launch (empty when there is)
+  // dk_*_query after each batch (without the option), as many calls back to back:
+  // the library's checks and kernel choice, the most of its own share of a call.
+  std::vector<double> host_query_batch_us;
+  double host_query_us = -1;
   double busy = -1;               // other runnable tasks around the workload (host_load.hpp)
 
   // Bytes moved / the median of `samples_us`, in GB/s; 0 without samples.
