@@ -17,6 +17,7 @@ namespace {
 // libcuda, so it loads on machines without a driver (where main() skips every case).
 void* driver_entry_point(const char* name) {
   void* p = nullptr;
+#if CUDART_VERSION >= 12000
   cudaDriverEntryPointQueryResult found{};
 #if CUDART_VERSION >= 12050
   const cudaError_t e = cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found);
@@ -24,6 +25,9 @@ void* driver_entry_point(const char* name) {
   const cudaError_t e = cudaGetDriverEntryPoint(name, &p, cudaEnableDefault, &found);
 #endif
   return e == cudaSuccess && found == cudaDriverEntryPointSuccess ? p : nullptr;
+#else  // CUDA 11: no query result
+  return cudaGetDriverEntryPoint(name, &p, cudaEnableDefault) == cudaSuccess ? p : nullptr;
+#endif
 }
 
 struct driver_contexts {
