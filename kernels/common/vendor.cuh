@@ -214,7 +214,8 @@ inline gpu_error_t gpu_launch(void (*kernel)(Params), unsigned blocks, unsigned 
       config.numAttrs = programmatic ? 1 : 0;
       void* args[] = {const_cast<Params*>(&params)};
       if (api.launch(&config, static_cast<CUfunction>(use.handle), args, nullptr) == CUDA_SUCCESS) return cudaSuccess;
-      // Whatever failed, ask the runtime again next time.
+      // Forget the handle that failed (the next launch asks for it again); the
+      // runtime launches this one and reports any error.
       void* expected = use.is_function ? static_cast<void*>(ctx) : use.handle;
       (use.is_function ? handle->context : handle->kernel)
           .compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);

@@ -1,8 +1,10 @@
 // CUDA only: decode launched from contexts other than the one that launched it first. The
 // CUDA backend remembers each kernel's function in the first context that launches it and
 // takes a context-independent handle from any other (kernels/common/vendor.cuh); these cases
-// check that a destroyed context, a reset device, or a second context gets correct results,
-// not a launch through a function of a context that is gone.
+// check that decode gives correct results from a second context, from contexts created after
+// one is destroyed (they take its address) and after a device reset. They check results
+// only: the address-only claim before cuCtxGetId passed them too (kernels/decode/NOTES.md v17
+// run 2), so which handle launched is not what they can tell.
 #include <string>
 
 #include <cuda.h>
