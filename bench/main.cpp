@@ -3,7 +3,7 @@
 //   dk_bench [--backend cpu|cuda|hip] [--device N] [--quick] [--filter SUBSTR]...
 //            [--rounds N] [--repeat N] [--warmup N] [--json FILE] [--commit ID]
 //            [--invocation TEXT] [--copy-reference] [--stream-calls N]
-//            [--slot-order shuffled|ascending] [--list]
+//            [--slot-order shuffled|ascending] [--state-out in-place|other-slots] [--list]
 //
 // Every workload's tensors are set up once. Then --rounds passes go over all
 // workloads; in each, a workload gets warm-up calls and its share of --repeat
@@ -356,6 +356,7 @@ int bench_main(int argc, char** argv) {
   std::vector<workload> selected;
   for (workload w : standard_workloads(o.quick)) {
     w.ascending_slots = o.ascending_slots;
+    w.other_out_slots = o.other_out_slots && w.op == "decode";
     bool keep = o.filters.empty();
     for (const std::string& f : o.filters) keep = keep || w.name.find(f) != std::string::npos;
     if (keep) selected.push_back(w);

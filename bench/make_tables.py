@@ -186,6 +186,8 @@ def shape_text(rec):
     if rec["op"] == "decode":
         layout = " V-last" if rec.get("config", {}).get("state_layout") == "v_last" else ""
         slots = ", slots in order" if rec.get("config", {}).get("slot_order") == "ascending" else ""
+        if rec.get("config", {}).get("state_out") == "other_slots":
+            slots += ", new state to other slots"
         return f"B={s['B']} T={s['T']} {heads}, {rec['dtypes']['state']}{layout} state{slots}"
     lens = s["seqlens"]
     seqs = f"{s['Ntok']} tokens" if len(lens) == 1 else f"{len(lens)} seqs, {s['Ntok']} tokens"

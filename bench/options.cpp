@@ -32,6 +32,9 @@ void usage(std::FILE* f) {
       "  --slot-order ORDER      shuffled (default): the state pool's indices are a\n"
       "                          seeded permutation of the slots, as in an engine's pool;\n"
       "                          ascending: sequence i reads and writes slot i\n"
+      "  --state-out WHERE       in-place (default): decode writes each new state back to\n"
+      "                          the slot it read; other-slots: to B other slots of a pool\n"
+      "                          of 2B (state_out_indices, in the same slot order)\n"
       "  --list                  list the workloads and exit\n",
       f);
 }
@@ -76,6 +79,8 @@ int parse_options(int argc, char** argv, const char* default_commit, options* o)
     else if (a == "--stream-calls" && value() && parse_int(v, 1, &o->stream_calls) && o->stream_calls <= 1024) {}
     else if (a == "--slot-order" && value() && (std::string(v) == "shuffled" || std::string(v) == "ascending"))
       o->ascending_slots = std::string(v) == "ascending";
+    else if (a == "--state-out" && value() && (std::string(v) == "in-place" || std::string(v) == "other-slots"))
+      o->other_out_slots = std::string(v) == "other-slots";
     else if (a == "--json" && value()) o->json_path = v;
     else if (a == "--commit" && value()) o->commit = v;
     else if (a == "--invocation" && value()) o->invocation = v;

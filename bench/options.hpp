@@ -12,6 +12,7 @@ struct options {
   bool copy_reference = false;  // --copy-reference
   int stream_calls = 0;          // --stream-calls: at least this many calls per in-graph graph
   bool ascending_slots = false;  // --slot-order ascending: sequence i in pool slot i
+  bool other_out_slots = false;  // --state-out other-slots: decode writes B other slots
   std::vector<std::string> filters;           // a workload runs when its name contains any of them
   int repeat = -1, warmup = -1, rounds = -1;  // -1: the mode's default
   std::string json_path, commit;

@@ -95,15 +95,20 @@ class decode_case final : public bench_case {
         b_(ctx, kGate, {w.batch, w.tokens, w.hv}),
         a_log_(ctx, kParam, {w.hv}),
         dt_bias_(ctx, kParam, {w.hv}),
-        pool_(ctx, w.state, {w.batch, w.hv, w.v_last ? w.dk : w.dv, w.v_last ? w.dv : w.dk}),
-        indices_(ctx, kIndex, {w.batch}) {
+        pool_(ctx, w.state,
+              {w.other_out_slots ? 2 * w.batch : w.batch, w.hv, w.v_last ? w.dk : w.dv, w.v_last ? w.dv : w.dk}),
+        indices_(ctx, kIndex, {w.batch}),
+        out_indices_(ctx, kIndex, {w.batch}) {
     const uint64_t seed = 1000 * static_cast<uint64_t>(replica);
     q_.fill_uniform(seed + 1, -1.0f, 1.0f);
     k_.fill_uniform(seed + 2, -1.0f, 1.0f);
     v_.fill_uniform(seed + 3, -1.0f, 1.0f);
     fill_gates(a_, b_, a_log_, dt_bias_, seed + 11);
     pool_.fill_uniform(seed + 4, -0.1f, 0.1f);
-    indices_.fill_ints(slot_indices(w, w.batch, seed + 5));
+    std::vector<int32_t> slots = slot_indices(w, w.batch, seed + 5);
+    indices_.fill_ints(slots);
+    for (int32_t& s : slots) s += w.batch;  // --state-out other-slots: the upper half, same order
+    out_indices_.fill_ints(slots);
     config_ = engine_config();
     if (w.v_last) config_.state_layout = DK_STATE_V_LAST;
     args_ = dk_decode_args{};
@@ -111,6 +116,7 @@ class decode_case final : public bench_case {
     args_.g = a_.view(), args_.beta = b_.view();
     args_.A_log = a_log_.view(), args_.dt_bias = dt_bias_.view();
     args_.state_pool = pool_.view(), args_.state_indices = indices_.view();
+    if (w.other_out_slots) args_.state_out_indices = out_indices_.view();
   }
   dk_status query(const char** out_impl) override {
     return dk_decode_query(ctx_, &config_, &args_, out_impl);
@@ -120,7 +126,7 @@ class decode_case final : public bench_case {
 
  private:
   dk_context* ctx_;
-  device_tensor q_, k_, v_, out_, a_, b_, a_log_, dt_bias_, pool_, indices_;
+  device_tensor q_, k_, v_, out_, a_, b_, a_log_, dt_bias_, pool_, indices_, out_indices_;
   dk_config config_{};
   dk_decode_args args_{};
 };
@@ -222,6 +228,7 @@ int64_t workload::bytes_moved() const {
   bytes += ntok * hv * 2 * gate;                                            // a, b
   bytes += 2 * hv * param;                                                  // A_log, dt_bias
   bytes += nstate * int64_t(elem_size(kIndex));                             // state indices
+  if (other_out_slots) bytes += nstate * int64_t(elem_size(kIndex));        // state_out_indices
   if (op == "prefill") bytes += (nstate + 1) * int64_t(elem_size(kIndex));  // cu_seqlens
   bytes += 2 * state_pool_bytes();                                          // state read + write
   return bytes;
@@ -232,7 +239,7 @@ double workload::flops() const { return 4.0 * double(num_tokens()) * hv * dk * d
 std::string workload::shape_json() const {
   json::members m;
   if (op == "decode") {
-    m = {{"B", json::integer(batch)}, {"T", json::integer(tokens)}, {"P", json::integer(batch)}};
+    m = {{"B", json::integer(batch)}, {"T", json::integer(tokens)}, {"P", json::integer(other_out_slots ? 2 * batch : batch)}};
   } else {
     std::vector<std::string> lens;
     for (int64_t l : seqlens) lens.push_back(json::integer(l));

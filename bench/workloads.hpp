@@ -27,6 +27,9 @@ struct workload {
   elem state = elem::f32;
   bool v_last = false;  // decode: V-last state pool [.., K, V] (default K-last [.., V, K])
   bool ascending_slots = false;  // indices 0, 1, 2 ... (default: a seeded permutation)
+  // decode: the new states go to B other slots (state_out_indices into a pool of
+  // 2B, slots B..2B-1 in the same order as the read slots) instead of in place
+  bool other_out_slots = false;
 
   int64_t num_tokens() const;        // B*T (decode) or the sum of seqlens (prefill)
   int64_t num_states() const;        // state slots read and written: B or N
