@@ -43,7 +43,7 @@ namespace {
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemsetD8Async)       \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)  \
   X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuStreamSynchronize) X(cuModuleLoadData)    \
-  X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel)
+  X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel) X(cuLaunchKernelEx)
 #define DK_STR2(x) #x
 #define DK_STR(x) DK_STR2(x)
 struct driver_api {
@@ -1017,15 +1017,77 @@ double measure_copy_gbps() {
 
 // The 4 KB tile of a one-warp block in the reference kernels: 8 loads of 16 bytes
 // per lane from %rd9 + 512 i into %r10..%r41, or the 8 stores back.
-std::string tile_access(bool store) {
+std::string tile_access(bool store, int rows = 8) {
   std::string out;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < rows; ++i) {
     const std::string regs = "{%r" + std::to_string(10 + 4 * i) + ", %r" + std::to_string(11 + 4 * i) +
                              ", %r" + std::to_string(12 + 4 * i) + ", %r" + std::to_string(13 + 4 * i) + "}";
     const std::string at = "[%rd9+" + std::to_string(512 * i) + "]";
     out += store ? "  st.global.v4.u32 " + at + ", " + regs + ";\n" : "  ld.global.v4.u32 " + regs + ", " + at + ";\n";
   }
   return out;
+}
+
+// The reference kernels over 2 MB sequences reached through a slot table
+// (below). `programmatic`: each block first waits for the previous kernel
+// (griddepcontrol, sm_90+) and lets the next one launch, as the decode
+// kernels do under programmatic launch.
+std::string programmatic_wait(bool programmatic) {
+  return programmatic ? "  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n" : "";
+}
+// Tiles updated in place: blocks of `warps` warps, each warp `rows`
+// consecutive 512-byte rows (one 16-byte vector per lane per row), so a block
+// covers warps * rows * 512 contiguous bytes; 1 x 8 is the 4 KB tile of the t1
+// decode's one-warp blocks.
+std::string tile_slots_ptx(const std::string& name, bool programmatic, int rows = 8, int warps = 1) {
+  const int block_bytes = rows * warps * 512;
+  int shift = 0;  // log2(blocks per 2 MB sequence)
+  while (block_bytes << shift < 2097152) ++shift;
+  return ".visible .entry " + name + R"((.param .u64 base, .param .u64 slots) {
+  .reg .u64 %rd<12>; .reg .u32 %r<48>;
+  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [slots];
+)" + programmatic_wait(programmatic) +
+         "  mov.u32 %r2, %ctaid.x; mov.u32 %r3, %tid.x;\n"
+         "  shr.u32 %r4, %r2, " + std::to_string(shift) + ";\n"
+         "  and.b32 %r5, %r2, " + std::to_string((1 << shift) - 1) + ";\n" +
+         R"(  mul.wide.u32 %rd5, %r4, 4;
+  add.u64 %rd6, %rd2, %rd5;
+  ld.global.u32 %r6, [%rd6];
+  mul.wide.u32 %rd7, %r6, 2097152;
+)" + "  mul.wide.u32 %rd3, %r5, " + std::to_string(block_bytes) + ";\n" +
+         R"(  add.u64 %rd4, %rd1, %rd7;
+  add.u64 %rd4, %rd4, %rd3;
+  shr.u32 %r7, %r3, 5;
+  and.b32 %r8, %r3, 31;
+)" + "  mul.wide.u32 %rd10, %r7, " + std::to_string(rows * 512) + ";\n" +
+         R"(  add.u64 %rd4, %rd4, %rd10;
+  mul.wide.u32 %rd8, %r8, 16;
+  add.u64 %rd9, %rd4, %rd8;
+)" + tile_access(false, rows) +
+         "  add.u32 %r10, %r10, 1;\n" + tile_access(true, rows) + "  ret;\n}\n";
+}
+// The plain 16-byte stream (one vector per thread) updated in place.
+std::string stream_slots_ptx(const std::string& name, bool programmatic) {
+  return ".visible .entry " + name + R"((.param .u64 base, .param .u64 slots, .param .u64 n16) {
+  .reg .u64 %rd<12>; .reg .u32 %r<10>; .reg .pred %p;
+  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [slots]; ld.param.u64 %rd3, [n16];
+)" + programmatic_wait(programmatic) +
+         R"(  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;
+  mad.wide.u32 %rd4, %r1, %r2, 0; cvt.u64.u32 %rd5, %r3; add.u64 %rd4, %rd4, %rd5;
+  setp.ge.u64 %p, %rd4, %rd3; @%p ret;
+  shr.u64 %rd5, %rd4, 17;
+  and.b64 %rd6, %rd4, 131071;
+  shl.b64 %rd5, %rd5, 2; add.u64 %rd7, %rd2, %rd5;
+  ld.global.u32 %r8, [%rd7];
+  mul.wide.u32 %rd8, %r8, 2097152;
+  shl.b64 %rd6, %rd6, 4;
+  add.u64 %rd9, %rd1, %rd8; add.u64 %rd9, %rd9, %rd6;
+  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd9];
+  add.u32 %r4, %r4, 1;
+  st.global.v4.u32 [%rd9], {%r4, %r5, %r6, %r7};
+  ret;
+}
+)";
 }
 
 // Kernels JIT-compiled from PTX (no CUDA runtime here): an empty one; one that
@@ -1095,47 +1157,8 @@ STORE:
     + tile_access(true)
     + R"(  ret;
 }
-.visible .entry dk_tile_slots(.param .u64 base, .param .u64 slots) {
-  .reg .u64 %rd<12>; .reg .u32 %r<48>;
-  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [slots];
-  mov.u32 %r2, %ctaid.x; mov.u32 %r3, %tid.x;
-  shr.u32 %r4, %r2, 9;
-  and.b32 %r5, %r2, 511;
-  mul.wide.u32 %rd5, %r4, 4;
-  add.u64 %rd6, %rd2, %rd5;
-  ld.global.u32 %r6, [%rd6];
-  mul.wide.u32 %rd7, %r6, 2097152;
-  mul.wide.u32 %rd3, %r5, 4096;
-  add.u64 %rd4, %rd1, %rd7;
-  add.u64 %rd4, %rd4, %rd3;
-  mul.wide.u32 %rd8, %r3, 16;
-  add.u64 %rd9, %rd4, %rd8;
 )"
-    + tile_access(false)
-    + R"(  add.u32 %r10, %r10, 1;
-)"
-    + tile_access(true)
-    + R"(  ret;
-}
-.visible .entry dk_stream_slots(.param .u64 base, .param .u64 slots, .param .u64 n16) {
-  .reg .u64 %rd<12>; .reg .u32 %r<10>; .reg .pred %p;
-  ld.param.u64 %rd1, [base]; ld.param.u64 %rd2, [slots]; ld.param.u64 %rd3, [n16];
-  mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;
-  mad.wide.u32 %rd4, %r1, %r2, 0; cvt.u64.u32 %rd5, %r3; add.u64 %rd4, %rd4, %rd5;
-  setp.ge.u64 %p, %rd4, %rd3; @%p ret;
-  shr.u64 %rd5, %rd4, 17;
-  and.b64 %rd6, %rd4, 131071;
-  shl.b64 %rd5, %rd5, 2; add.u64 %rd7, %rd2, %rd5;
-  ld.global.u32 %r8, [%rd7];
-  mul.wide.u32 %rd8, %r8, 2097152;
-  shl.b64 %rd6, %rd6, 4;
-  add.u64 %rd9, %rd1, %rd8; add.u64 %rd9, %rd9, %rd6;
-  ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd9];
-  add.u32 %r4, %r4, 1;
-  st.global.v4.u32 [%rd9], {%r4, %r5, %r6, %r7};
-  ret;
-}
-.visible .entry dk_stream(.param .u64 src, .param .u64 dst, .param .u64 n16) {
+    + tile_slots_ptx("dk_tile_slots", false) + stream_slots_ptx("dk_stream_slots", false) + R"(.visible .entry dk_stream(.param .u64 src, .param .u64 dst, .param .u64 n16) {
   .reg .u64 %rd<8>; .reg .u32 %r<8>; .reg .pred %p;
   ld.param.u64 %rd1, [src]; ld.param.u64 %rd2, [dst]; ld.param.u64 %rd3, [n16];
   mov.u32 %r1, %ctaid.x; mov.u32 %r2, %ntid.x; mov.u32 %r3, %tid.x;
@@ -1148,6 +1171,15 @@ STORE:
   ret;
 }
 )";
+
+// The slot kernels under programmatic launch (PTX 7.8 for griddepcontrol;
+// loaded only on sm_90 and newer).
+const std::string kRefPtxProgrammatic = ".version 7.8\n.target sm_90\n.address_size 64\n" +
+                                        tile_slots_ptx("dk_tile_slots_pdl", true) +
+                                        tile_slots_ptx("dk_tile2x4_slots_pdl", true, 4, 2) +
+                                        tile_slots_ptx("dk_tile4x2_slots_pdl", true, 2, 4) +
+                                        tile_slots_ptx("dk_tile8x1_slots_pdl", true, 1, 8) +
+                                        stream_slots_ptx("dk_stream_slots_pdl", true);
 
 // The executable graph of what `enqueue` puts on the stream (nullptr when capture fails).
 template <class Enqueue>
@@ -1264,6 +1296,30 @@ void run_reference(double copy_gbps) {
     if (mod) cu.cuModuleUnload(mod);
     return;
   }
+  // The programmatic variants: sm_90 and newer only (the module does not load before).
+  CUmodule mod_pdl = nullptr;
+  // The 4 KB blocks split over 2, 4 and 8 warps (4, 2 and 1 rows each).
+  CUfunction f_tile_pdl = nullptr, f_stream_pdl = nullptr, f_tile_warps_pdl[3] = {};
+  if (cu.cuModuleLoadData(&mod_pdl, kRefPtxProgrammatic.c_str()) != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_tile_pdl, mod_pdl, "dk_tile_slots_pdl") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_tile_warps_pdl[0], mod_pdl, "dk_tile2x4_slots_pdl") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_tile_warps_pdl[1], mod_pdl, "dk_tile4x2_slots_pdl") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_tile_warps_pdl[2], mod_pdl, "dk_tile8x1_slots_pdl") != CUDA_SUCCESS ||
+      cu.cuModuleGetFunction(&f_stream_pdl, mod_pdl, "dk_stream_slots_pdl") != CUDA_SUCCESS) {
+    std::printf("  (programmatic reference rows: not on this device)\n");
+    f_tile_pdl = f_stream_pdl = nullptr;
+  }
+  auto launch_programmatic = [&](CUfunction f, unsigned blocks, unsigned threads, void** args) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = blocks, cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = threads, cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = CUstream(g_stream);
+    cfg.attrs = &attr, cfg.numAttrs = 1;
+    return cu.cuLaunchKernelEx(&cfg, f, args, nullptr) == CUDA_SUCCESS;
+  };
   const size_t slot_bytes = size_t(32) * 128 * 128 * 4;  // Qwen3-Next fp32 state of one sequence
   const size_t max_bytes = 512 * slot_bytes;
   CUdeviceptr src = 0, dst = 0, words = 0;
@@ -1390,6 +1446,42 @@ void run_reference(double copy_gbps) {
                                    CUstream(g_stream), args, nullptr) == CUDA_SUCCESS;
         });
         print_ref_row("ref-rmw-scatter-chain", B, 2.0 * double(bytes) / 1e6, rmw_scatter_us, copy_gbps, timer);
+        // The same two under programmatic launch (dk_bench's "PDL" column), and the
+        // tiles through slots in order with and without it: what plain kernels
+        // over these bytes reach where the decode's PDL rows are timed.
+        if (f_tile_pdl) {
+          auto pdl_chain = [&](CUfunction f, unsigned blocks, unsigned threads) {
+            return chain_median_us(calls, [&](int i) {
+              CUdeviceptr at = chain + size_t(i) * bytes;
+              void* args[] = {&at, &slots, &n16};
+              return launch_programmatic(f, blocks, threads, args);
+            });
+          };
+          const unsigned stream_blocks = unsigned((n16 + 255) / 256);
+          print_ref_row("ref-tile-scatter-chain-pdl", B, 2.0 * double(bytes) / 1e6,
+                        pdl_chain(f_tile_pdl, tiles, 32), copy_gbps, timer);
+          print_ref_row("ref-rmw-scatter-chain-pdl", B, 2.0 * double(bytes) / 1e6,
+                        pdl_chain(f_stream_pdl, stream_blocks, 256), copy_gbps, timer);
+          // The same 4 KB blocks over 2, 4 and 8 warps (one-warp blocks of less
+          // than 4 KB are held back by the rate at which blocks launch).
+          for (int r = 0; r < 3; ++r) {
+            const int warps = 2 << r;
+            const std::string name = "ref-tile" + std::to_string(warps) + "w-scatter-chain-pdl";
+            print_ref_row(name.c_str(), B, 2.0 * double(bytes) / 1e6,
+                          pdl_chain(f_tile_warps_pdl[r], tiles, 32 * unsigned(warps)), copy_gbps, timer);
+          }
+          if (upload_slots(slots, slot_order("ref-tile-slots", B))) {
+            const double in_order_us = chain_median_us(calls, [&](int i) {
+              CUdeviceptr at = chain + size_t(i) * bytes;
+              void* args[] = {&at, &slots};
+              return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args,
+                                       nullptr) == CUDA_SUCCESS;
+            });
+            print_ref_row("ref-tile-slots-chain", B, 2.0 * double(bytes) / 1e6, in_order_us, copy_gbps, timer);
+            print_ref_row("ref-tile-slots-chain-pdl", B, 2.0 * double(bytes) / 1e6,
+                          pdl_chain(f_tile_pdl, tiles, 32), copy_gbps, timer);
+          }
+        }
       }
       cu.cuStreamSynchronize(CUstream(g_stream));
       cu.cuMemFree(chain);
@@ -1400,6 +1492,7 @@ void run_reference(double copy_gbps) {
   if (dst) cu.cuMemFree(dst);
   if (src) cu.cuMemFree(src);
   cu.cuModuleUnload(mod);
+  if (mod_pdl) cu.cuModuleUnload(mod_pdl);
 }
 
 bool run_bench(const bench_case& c, double copy_gbps) {
