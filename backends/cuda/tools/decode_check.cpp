@@ -43,12 +43,20 @@ namespace {
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuMemsetD8Async)       \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)  \
   X(cuGraphDestroy) X(cuGraphExecDestroy) X(cuStreamSynchronize) X(cuModuleLoadData)    \
-  X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel) X(cuLaunchKernelEx)
+  X(cuModuleGetFunction) X(cuModuleUnload) X(cuLaunchKernel)
+// Optional: the programmatic reference rows are left out without it (drivers and
+// headers before CUDA 12).
+#if CUDA_VERSION >= 12000
+#define DK_CU_OPTIONAL_FUNCS(X) X(cuLaunchKernelEx)
+#else
+#define DK_CU_OPTIONAL_FUNCS(X)
+#endif
 #define DK_STR2(x) #x
 #define DK_STR(x) DK_STR2(x)
 struct driver_api {
 #define DK_MEMBER(fn) decltype(&::fn) fn = nullptr;
   DK_CU_FUNCS(DK_MEMBER)
+  DK_CU_OPTIONAL_FUNCS(DK_MEMBER)
 #undef DK_MEMBER
   bool load() {
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -58,6 +66,9 @@ struct driver_api {
   if (!fn) return false;
     DK_CU_FUNCS(DK_LOAD)
 #undef DK_LOAD
+#define DK_LOAD_OPTIONAL(fn) fn = reinterpret_cast<decltype(fn)>(dlsym(lib, DK_STR(fn)));
+    DK_CU_OPTIONAL_FUNCS(DK_LOAD_OPTIONAL)
+#undef DK_LOAD_OPTIONAL
     return true;
   }
 };
@@ -1296,17 +1307,19 @@ void run_reference(double copy_gbps) {
     if (mod) cu.cuModuleUnload(mod);
     return;
   }
-  // The programmatic variants: sm_90 and newer only (the module does not load before).
+  // The programmatic variants: sm_90 and newer only (the module does not load
+  // before), with CUDA 12's driver and headers (cuLaunchKernelEx).
   CUmodule mod_pdl = nullptr;
   // The 4 KB blocks split over 2, 4 and 8 warps (4, 2 and 1 rows each).
   CUfunction f_tile_pdl = nullptr, f_stream_pdl = nullptr, f_tile_warps_pdl[3] = {};
-  if (cu.cuModuleLoadData(&mod_pdl, kRefPtxProgrammatic.c_str()) != CUDA_SUCCESS ||
+#if CUDA_VERSION >= 12000
+  if (!cu.cuLaunchKernelEx || cu.cuModuleLoadData(&mod_pdl, kRefPtxProgrammatic.c_str()) != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_tile_pdl, mod_pdl, "dk_tile_slots_pdl") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_tile_warps_pdl[0], mod_pdl, "dk_tile2x4_slots_pdl") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_tile_warps_pdl[1], mod_pdl, "dk_tile4x2_slots_pdl") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_tile_warps_pdl[2], mod_pdl, "dk_tile8x1_slots_pdl") != CUDA_SUCCESS ||
       cu.cuModuleGetFunction(&f_stream_pdl, mod_pdl, "dk_stream_slots_pdl") != CUDA_SUCCESS) {
-    std::printf("  (programmatic reference rows: not on this device)\n");
+    std::printf("  (programmatic reference rows: not on this device or driver)\n");
     f_tile_pdl = f_stream_pdl = nullptr;
   }
   auto launch_programmatic = [&](CUfunction f, unsigned blocks, unsigned threads, void** args) {
@@ -1320,6 +1333,10 @@ void run_reference(double copy_gbps) {
     cfg.attrs = &attr, cfg.numAttrs = 1;
     return cu.cuLaunchKernelEx(&cfg, f, args, nullptr) == CUDA_SUCCESS;
   };
+#else
+  std::printf("  (programmatic reference rows: built without CUDA 12 headers)\n");
+  auto launch_programmatic = [](CUfunction, unsigned, unsigned, void**) { return false; };
+#endif
   const size_t slot_bytes = size_t(32) * 128 * 128 * 4;  // Qwen3-Next fp32 state of one sequence
   const size_t max_bytes = 512 * slot_bytes;
   CUdeviceptr src = 0, dst = 0, words = 0;
