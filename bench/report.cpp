@@ -66,7 +66,7 @@ std::string config_json(const workload& w) {
                        {"qk_l2norm", json::boolean(true)},
                        {"state_layout", json::str(w.v_last ? "v_last" : "k_last")},
                        {"slot_order", json::str(w.ascending_slots ? "ascending" : "shuffled")},
-                       {"state_out", json::str(w.op == "decode" && w.other_out_slots ? "other_slots" : "in_place")},
+                       {"state_out", json::str(w.other_out_slots ? "other_slots" : "in_place")},
                        {"scale", json::str("1/sqrt(K)")}});
 }
 

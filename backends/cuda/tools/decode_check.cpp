@@ -1463,17 +1463,17 @@ void run_reference(double copy_gbps) {
                                    CUstream(g_stream), args, nullptr) == CUDA_SUCCESS;
         });
         print_ref_row("ref-rmw-scatter-chain", B, 2.0 * double(bytes) / 1e6, rmw_scatter_us, copy_gbps, timer);
-        // The same two under programmatic launch (dk_bench's "PDL" column), and the
-        // tiles through slots in order with and without it: what plain kernels
-        // over these bytes reach where the decode's PDL rows are timed.
+        // The same two under programmatic launch (dk_bench's "PDL" column): what
+        // plain kernels over these bytes reach where the decode's PDL rows are timed.
+        // (The tile kernels take base and slots; the extra n16 is the stream's.)
+        auto pdl_chain = [&](CUfunction f, unsigned blocks, unsigned threads) {
+          return chain_median_us(calls, [&](int i) {
+            CUdeviceptr at = chain + size_t(i) * bytes;
+            void* args[] = {&at, &slots, &n16};
+            return launch_programmatic(f, blocks, threads, args);
+          });
+        };
         if (f_tile_pdl) {
-          auto pdl_chain = [&](CUfunction f, unsigned blocks, unsigned threads) {
-            return chain_median_us(calls, [&](int i) {
-              CUdeviceptr at = chain + size_t(i) * bytes;
-              void* args[] = {&at, &slots, &n16};
-              return launch_programmatic(f, blocks, threads, args);
-            });
-          };
           const unsigned stream_blocks = unsigned((n16 + 255) / 256);
           print_ref_row("ref-tile-scatter-chain-pdl", B, 2.0 * double(bytes) / 1e6,
                         pdl_chain(f_tile_pdl, tiles, 32), copy_gbps, timer);
@@ -1487,17 +1487,19 @@ void run_reference(double copy_gbps) {
             print_ref_row(name.c_str(), B, 2.0 * double(bytes) / 1e6,
                           pdl_chain(f_tile_warps_pdl[r], tiles, 32 * unsigned(warps)), copy_gbps, timer);
           }
-          if (upload_slots(slots, slot_order("ref-tile-slots", B))) {
-            const double in_order_us = chain_median_us(calls, [&](int i) {
-              CUdeviceptr at = chain + size_t(i) * bytes;
-              void* args[] = {&at, &slots};
-              return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args,
-                                       nullptr) == CUDA_SUCCESS;
-            });
-            print_ref_row("ref-tile-slots-chain", B, 2.0 * double(bytes) / 1e6, in_order_us, copy_gbps, timer);
+        }
+        // The tiles through slots in order, and (where it loads) under programmatic launch.
+        if (upload_slots(slots, slot_order("ref-tile-slots", B))) {
+          const double in_order_us = chain_median_us(calls, [&](int i) {
+            CUdeviceptr at = chain + size_t(i) * bytes;
+            void* args[] = {&at, &slots};
+            return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args,
+                                     nullptr) == CUDA_SUCCESS;
+          });
+          print_ref_row("ref-tile-slots-chain", B, 2.0 * double(bytes) / 1e6, in_order_us, copy_gbps, timer);
+          if (f_tile_pdl)
             print_ref_row("ref-tile-slots-chain-pdl", B, 2.0 * double(bytes) / 1e6,
                           pdl_chain(f_tile_pdl, tiles, 32), copy_gbps, timer);
-          }
         }
       }
       cu.cuStreamSynchronize(CUstream(g_stream));
