@@ -1448,24 +1448,24 @@ void run_reference(double copy_gbps) {
       // The tile chain through dk_bench-like shuffled slots (one permutation for every call).
       CUdeviceptr slots = words + 2048;
       if (upload_slots(slots, slot_order("ref-tile-scatter", B))) {
-        const double scatter_us = chain_median_us(calls, [&](int i) {
-          CUdeviceptr at = chain + size_t(i) * bytes;
-          void* args[] = {&at, &slots};
-          return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args, nullptr) ==
-                 CUDA_SUCCESS;
-        });
-        print_ref_row("ref-tile-scatter-chain", B, 2.0 * double(bytes) / 1e6, scatter_us, copy_gbps, timer);
+        // The slot kernels take (base, slots) and the stream's also n16: the
+        // tile kernels ignore the extra argument.
+        auto slots_chain = [&](CUfunction f, unsigned blocks, unsigned threads) {
+          return chain_median_us(calls, [&](int i) {
+            CUdeviceptr at = chain + size_t(i) * bytes;
+            void* args[] = {&at, &slots, &n16};
+            return cu.cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, CUstream(g_stream), args, nullptr) ==
+                   CUDA_SUCCESS;
+          });
+        };
+        const unsigned stream_blocks = unsigned((n16 + 255) / 256);
+        print_ref_row("ref-tile-scatter-chain", B, 2.0 * double(bytes) / 1e6, slots_chain(f_tile_slots, tiles, 32),
+                      copy_gbps, timer);
         // The plain 16-byte stream (256-thread blocks) through the same slots.
-        const double rmw_scatter_us = chain_median_us(calls, [&](int i) {
-          CUdeviceptr at = chain + size_t(i) * bytes;
-          void* args[] = {&at, &slots, &n16};
-          return cu.cuLaunchKernel(f_stream_slots, unsigned((n16 + 255) / 256), 1, 1, 256, 1, 1, 0,
-                                   CUstream(g_stream), args, nullptr) == CUDA_SUCCESS;
-        });
-        print_ref_row("ref-rmw-scatter-chain", B, 2.0 * double(bytes) / 1e6, rmw_scatter_us, copy_gbps, timer);
+        print_ref_row("ref-rmw-scatter-chain", B, 2.0 * double(bytes) / 1e6,
+                      slots_chain(f_stream_slots, stream_blocks, 256), copy_gbps, timer);
         // The same two under programmatic launch (dk_bench's "PDL" column): what
         // plain kernels over these bytes reach where the decode's PDL rows are timed.
-        // (The tile kernels take base and slots; the extra n16 is the stream's.)
         auto pdl_chain = [&](CUfunction f, unsigned blocks, unsigned threads) {
           return chain_median_us(calls, [&](int i) {
             CUdeviceptr at = chain + size_t(i) * bytes;
@@ -1474,7 +1474,6 @@ void run_reference(double copy_gbps) {
           });
         };
         if (f_tile_pdl) {
-          const unsigned stream_blocks = unsigned((n16 + 255) / 256);
           print_ref_row("ref-tile-scatter-chain-pdl", B, 2.0 * double(bytes) / 1e6,
                         pdl_chain(f_tile_pdl, tiles, 32), copy_gbps, timer);
           print_ref_row("ref-rmw-scatter-chain-pdl", B, 2.0 * double(bytes) / 1e6,
@@ -1490,13 +1489,8 @@ void run_reference(double copy_gbps) {
         }
         // The tiles through slots in order, and (where it loads) under programmatic launch.
         if (upload_slots(slots, slot_order("ref-tile-slots", B))) {
-          const double in_order_us = chain_median_us(calls, [&](int i) {
-            CUdeviceptr at = chain + size_t(i) * bytes;
-            void* args[] = {&at, &slots};
-            return cu.cuLaunchKernel(f_tile_slots, tiles, 1, 1, 32, 1, 1, 0, CUstream(g_stream), args,
-                                     nullptr) == CUDA_SUCCESS;
-          });
-          print_ref_row("ref-tile-slots-chain", B, 2.0 * double(bytes) / 1e6, in_order_us, copy_gbps, timer);
+          print_ref_row("ref-tile-slots-chain", B, 2.0 * double(bytes) / 1e6, slots_chain(f_tile_slots, tiles, 32),
+                        copy_gbps, timer);
           if (f_tile_pdl)
             print_ref_row("ref-tile-slots-chain-pdl", B, 2.0 * double(bytes) / 1e6,
                           pdl_chain(f_tile_pdl, tiles, 32), copy_gbps, timer);
