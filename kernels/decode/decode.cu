@@ -31,7 +31,7 @@ decode_class class_of(const decode_problem& p) {
 
 int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2; }
 
-// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16|_t1bf16smem]".
+// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16|_t1bf16smem|_tnbf16]".
 #define DK_DECODE_NAMES3(prefix, suffix)                                                 \
   {                                                                                      \
     {prefix "decode_kv128" suffix, prefix "decode_kv64" suffix, prefix "decode_generic" suffix}, { \
@@ -42,14 +42,15 @@ int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2
 #define DK_DECODE_NAMES(prefix)                                                                  \
   {                                                                                              \
     DK_DECODE_NAMES3(prefix, ""), DK_DECODE_NAMES3(prefix, "_t1"), DK_DECODE_NAMES3(prefix, "_t1pipe"), \
-        DK_DECODE_NAMES3(prefix, "_t1bf16"), DK_DECODE_NAMES3(prefix, "_t1bf16smem")             \
+        DK_DECODE_NAMES3(prefix, "_t1bf16"), DK_DECODE_NAMES3(prefix, "_t1bf16smem"),            \
+        DK_DECODE_NAMES3(prefix, "_tnbf16")                                                      \
   }
 #if DK_VENDOR_HIP
 constexpr int kFamilies[] = {906};
-const char* const kNames[][5][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
+const char* const kNames[][6][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
 #else
 constexpr int kFamilies[] = {80, 90, 100, 120};
-const char* const kNames[][5][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
+const char* const kNames[][6][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
                                        DK_DECODE_NAMES("cuda:sm100a:"),
                                        DK_DECODE_NAMES("cuda:sm120a:")};
 #endif
@@ -151,7 +152,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
 // What a table slot holds: the launcher and its name's variant (kNames' second index).
 struct entry {
   launch_fn fn;
-  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide)
+  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide), 5 tn_bf16io
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -160,6 +161,7 @@ constexpr entry entry_of() {
                           : M == decode_mode::t1_bf16io                                       ? 3
                           : M == decode_mode::t1_bf16io_smem                                  ? 4
                           : M == decode_mode::t1_bf16io_smem_wide                             ? 4
+                          : M == decode_mode::tn_bf16io                                       ? 5
                                                                                               : 1;
   return {&launch_one<F, C, S, L, M>, variant};
 }
@@ -180,6 +182,12 @@ template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::tn_bf16io) {
+    // mode_for picks it only where the table sets tn_bf16io, for K-last state.
+    if constexpr (tuning::decode_tuning<F>::tn_bf16io && L == state_layout::k_last)
+      return entry_of<F, C, S, L, decode_mode::tn_bf16io>();
+    else
+      return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem_wide) {
     // mode_for picks it only for K-last fp32 state where the table sets
     // t1_bf16io_smem_min_heads_per_sm.
@@ -230,7 +238,7 @@ constexpr entry instance() {
 
 // [mode][class][state dtype][layout] for one family.
 template <int F>
-constexpr entry kLaunch[7][3][3][2] = {
+constexpr entry kLaunch[tuning::kDecodeModes][3][3][2] = {
 #define DK_ROW(M, C)                                                                      \
   {{instance<F, C, dtype::f32, state_layout::k_last, M>(),                                \
     instance<F, C, dtype::f32, state_layout::v_last, M>()},                               \
@@ -242,7 +250,7 @@ constexpr entry kLaunch[7][3][3][2] = {
   { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
     DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem),
-    DK_MODE(decode_mode::t1_bf16io_smem_wide)
+    DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io)
 #undef DK_MODE
 #undef DK_ROW
 };

@@ -1,11 +1,13 @@
-// The decode kernels (SPEC §2). Five bodies (tuning/decode_shape.hpp, decode_mode):
+// The decode kernels (SPEC §2). Six bodies (tuning/decode_shape.hpp, decode_mode):
 // decode_body (everything; described here), decode_t1_body (T = 1, gate
 // none/scalar, K = 64/128: no staging, 16-bit state packed in registers) and
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
 // decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem,
 // in shared memory; V-last bf16 activations run decode_t1_body with the
 // dtypes fixed, and on large grids its tile in shared memory), one block
-// per (sequence, value head, V tile); and the
+// per (sequence, value head, V tile); decode_tn_bf16io_body (T > 1 with bf16
+// activations, K-last, gate none/scalar: decode_tn_bf16io.cuh, the
+// t1_bf16io tile in fp32 registers over the tokens); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // The block reads its tile of the state once into registers, runs the T <= 16
@@ -59,7 +61,9 @@ template <int Family, decode_class C, dtype S, state_layout L, decode_mode M = d
 struct geometry {
   using table = tuning::decode_tuning<Family>;
   static constexpr decode_mode mode = M;
-  static constexpr bool t1 = M != decode_mode::general;
+  // tn_bf16io (T > 1) runs its own body on a t1-like grid; `t1` means T = 1.
+  static constexpr bool tn = M == decode_mode::tn_bf16io;
+  static constexpr bool t1 = M != decode_mode::general && !tn;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr bool small = M == decode_mode::t1_small;
   static constexpr bool bf16io =
@@ -67,7 +71,7 @@ struct geometry {
   // Blocks take each sequence's tiles from a rotated start (block_place): the
   // multi-wave T = 1 grids. t1_small's grids are under a wave (the rotation
   // would only lengthen the path to the slot load); t1_pipe rotates its walk.
-  static constexpr bool rotated = t1 && !small && !pipe;
+  static constexpr bool rotated = (t1 && !small && !pipe) || tn;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
@@ -87,7 +91,9 @@ struct geometry {
   static constexpr bool v_major_lanes =
       !k_last && t1 && !small && !pipe && (smem_state || (esize == 2 && table::t1_vlast_b16_v_major_lanes));
   static constexpr decode_shape shape =
-      t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state) : table::shape(C, k_last, esize);
+      tn   ? dk::tuning::tn_shape_of<table>(C, esize)
+      : t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state)
+           : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
   static constexpr int lanes_v = kWarpSize / lanes_k;
@@ -120,7 +126,7 @@ struct geometry {
   static constexpr int pipe_block_bytes = k_last ? pipe_warps * pipe_warp_bytes : pipe_warp_bytes;
   static constexpr int max_threads = pipe ? kWarpSize * pipe_warps : kWarpSize * warps_k * shape.max_warps_v;
   static constexpr int min_blocks_per_sm = small ? table::t1_small_min_blocks_per_sm
-                                          : t1                          ? table::t1_min_blocks_per_sm
+                                          : t1 || tn                    ? table::t1_min_blocks_per_sm
                                                                         : table::min_blocks_per_sm;
   // Elements per thread of each staged operand in flight at once (general kernels).
   static constexpr int stage_rounds = table::stage_rounds;
@@ -130,6 +136,7 @@ struct geometry {
   // registers (64K / this per thread) so that more blocks stay resident.
   // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
+                                    : tn ? table::tn_bf16io_bound
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;
@@ -147,6 +154,7 @@ struct geometry {
   static_assert(C != decode_class::generic || k_cover >= 256, "generic shape must reach K = 256");
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
+  static_assert(!tn || (exact_k && k_last), "tn_bf16io: K-last, K = 64 or 128");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),
@@ -1335,6 +1343,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 }  // namespace dk::gpu::decode_detail
 #include "decode_pipe.cuh"        // the t1_pipe bodies, on top of the helpers above
 #include "decode_t1_bf16io.cuh"  // the t1_bf16io body, likewise
+#include "decode_tn_bf16io.cuh"  // the tn_bf16io body (T > 1), on the t1_bf16io helpers
 namespace dk::gpu::decode_detail {
 
 #if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
@@ -1405,6 +1414,7 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
 #endif
     if constexpr (G::pipe && G::k_last) decode_t1_pipe_body<G, S>(kernel_param(lp));
     else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
+    else if constexpr (G::tn) decode_tn_bf16io_body<G, S>(kernel_param(lp));
     else if constexpr (G::bf16io && G::k_last) decode_t1_bf16io_body<G, S>(kernel_param(lp));
     else if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
     else decode_body<G, S>(kernel_param(lp));
@@ -1492,7 +1502,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   // Every block of small calls on the t1_small and general grids (prefetching
   // in every block of larger grids was slower in every run, NOTES.md v6). The
   // rotated t1 grids get a range of late first-wave blocks from launch_one.
-  const bool prefetch_all = p.programmatic_launch && (G::small || !G::t1) &&
+  const bool prefetch_all = p.programmatic_launch && (G::small || (!G::t1 && !G::tn)) &&
                             state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   ls.lp.prefetch_first = 0;
   ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;
@@ -1503,7 +1513,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   const bool per_key = p.r.gate == gate_kind::per_key;
   ls.smem = G::smem_state ? 16 * (size_t(t1_red_vectors(G::warps_k, ls.lp.v_tile)) +
                                   size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks)
-            : G::t1 ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
+            : G::t1 || G::tn ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
   return ls;
@@ -1513,12 +1523,15 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
 template <int F>
 decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c) {
   using table = tuning::decode_tuning<F>;
-  if (!table::t1_kernels || p.tokens != 1 || p.r.gate == gate_kind::per_key ||
-      c == decode_class::generic)
-    return decode_mode::general;
+  if (p.r.gate == gate_kind::per_key || c == decode_class::generic) return decode_mode::general;
+  const bool bf16_activations = p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
+                                p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
+  if (p.tokens != 1)
+    return table::tn_bf16io && bf16_activations && p.r.layout == state_layout::k_last ? decode_mode::tn_bf16io
+                                                                                       : decode_mode::general;
+  if (!table::t1_kernels) return decode_mode::general;
   const int64_t heads = int64_t(p.batch) * p.hv;
-  const bool bf16_io = table::t1_bf16io && p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
-                       p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
+  const bool bf16_io = table::t1_bf16io && bf16_activations;
   // K-last 16-bit state with bf16 activations on large grids: the shared-memory
   // tile body rather than t1_pipe (where the tile suits the bf16-I/O body).
   if (bf16_io && p.r.layout == state_layout::k_last && p.pool.type != dtype::f32 &&

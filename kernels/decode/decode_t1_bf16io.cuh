@@ -30,6 +30,54 @@ constexpr bool bf16io_fits() {
   return G::k_last && tuning::bf16io_tile_fits(G::shape);
 }
 
+// A thread's keys of one bf16 q row and k row (at qp, kp): run c is keys
+// (c * LK + kl) * VEC .. + VEC - 1, as VEC / 2 words from word c * VEC / 2 on
+// (key i of the thread: tile_elem<bf16>(qw, i)).
+template <int NC, int LK, int VEC>
+DK_DEVICE void load_qk_words(const char* qp, const char* kp, int kl, uint32_t (&qw)[NC * VEC / 2],
+                             uint32_t (&kw)[NC * VEC / 2]) {
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    const int64_t at = int64_t((c * LK + kl) * VEC) * 2;
+    uint32_t* const q2 = qw + c * VEC / 2;
+    uint32_t* const k2 = kw + c * VEC / 2;
+    if constexpr (VEC == 4) {
+      const u32x2 a = load8(qp + at), e = load8(kp + at);
+      q2[0] = a.x, q2[1] = a.y, k2[0] = e.x, k2[1] = e.y;
+    } else {
+      const u32x4 a = load16(qp + at), e = load16(kp + at);
+      q2[0] = a.x, q2[1] = a.y, q2[2] = a.z, q2[3] = a.w;
+      k2[0] = e.x, k2[1] = e.y, k2[2] = e.z, k2[3] = e.w;
+    }
+  }
+}
+
+// x and y of each of a thread's rows (a[2 r], a[2 r + 1]) summed over the row's
+// LK lanes by a reduce-scatter: at the stage of lane offset `off`, lanes with
+// that bit keep the upper half of their remaining values and send the lower
+// half (the others the reverse), so value m ends at the lanes with kl / OFF_T
+// == m; the stages below OFF_T finish the sum as a butterfly. Every lane gets
+// the x and y of its row group's row kl / OFF_T / 2.
+template <int LK, int M>
+DK_DEVICE void reduce_scatter_xy(float (&a)[M], int kl, bool holds_y, float& x, float& y) {
+  constexpr int OFF_T = LK / M;
+#pragma unroll
+  for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
+    const bool upper = (kl & off) != 0;
+#pragma unroll
+    for (int i = 0; i < n / 2; ++i) {
+      const float send = upper ? a[i] : a[i + n / 2];
+      const float keep = upper ? a[i + n / 2] : a[i];
+      a[i] = keep + shfl_xor(send, off);
+    }
+  }
+#pragma unroll
+  for (int off = OFF_T / 2; off > 0; off >>= 1) a[0] += shfl_xor(a[0], off);
+  const float other = shfl_xor(a[0], OFF_T);  // the row's other value
+  x = holds_y ? other : a[0];
+  y = holds_y ? a[0] : other;
+}
+
 template <class G, dtype S>
 DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   constexpr int LK = G::lanes_k, LV = G::lanes_v, VEC = G::vec, ES = G::esize;
@@ -62,24 +110,9 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   const int qk_head = at.qk_head;
   const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]) * 2;
   const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]) * 2;
-  // Run c of this thread's keys: (c * LK + kl) * VEC .. + VEC - 1, as VEC / 2
-  // words from word c * VEC / 2 on (key i of the thread: tile_elem<bf16>(qw, i)).
   constexpr int KW = NK / 2;
   uint32_t qw[KW], kw[KW];
-#pragma unroll
-  for (int c = 0; c < NC; ++c) {
-    const int64_t at = int64_t((c * LK + kl) * VEC) * 2;
-    uint32_t* const q2 = qw + c * VEC / 2;
-    uint32_t* const k2 = kw + c * VEC / 2;
-    if constexpr (VEC == 4) {
-      const u32x2 a = load8(qp + at), e = load8(kp + at);
-      q2[0] = a.x, q2[1] = a.y, k2[0] = e.x, k2[1] = e.y;
-    } else {
-      const u32x4 a = load16(qp + at), e = load16(kp + at);
-      q2[0] = a.x, q2[1] = a.y, q2[2] = a.z, q2[3] = a.w;
-      k2[0] = e.x, k2[1] = e.y, k2[2] = e.z, k2[3] = e.w;
-    }
-  }
+  load_qk_words<NC, LK, VEC>(qp, kp, kl, qw, kw);
   const int my_value = vw + mj * LV + vl;  // the row this lane finishes
   const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data);
   // Clamped, not conditional: a conditional load puts v's conversion in the
@@ -159,11 +192,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   float d = 1.f, beta = 1.f;
   if constexpr (!G::wide) gate.finish(p, d, beta);
 
-  // 4. x and y of each row over this thread's keys, then the reduce-scatter:
-  // at the stage of lane offset `off`, lanes with that bit keep the upper half
-  // of their remaining values and send the lower half (the others the reverse),
-  // so value m ends at the lanes with kl / OFF_T == m; the stages below OFF_T
-  // finish the sum as a butterfly.
+  // 4. x and y of each row over this thread's keys, then the reduce-scatter.
   float a[M];
   if constexpr (G::smem_state) {
     // Column by column as each group lands (VEC keys of q and k unpacked at a
@@ -200,20 +229,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
       a[2 * r + 1] = y;
     }
   }
-#pragma unroll
-  for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
-    const bool upper = (kl & off) != 0;
-#pragma unroll
-    for (int i = 0; i < n / 2; ++i) {
-      const float send = upper ? a[i] : a[i + n / 2];
-      const float keep = upper ? a[i + n / 2] : a[i];
-      a[i] = keep + shfl_xor(send, off);
-    }
-  }
-#pragma unroll
-  for (int off = OFF_T / 2; off > 0; off >>= 1) a[0] += shfl_xor(a[0], off);
-  const float other = shfl_xor(a[0], OFF_T);  // the row's other value
-  const float x = holds_y ? other : a[0], y = holds_y ? a[0] : other;
+  float x, y;
+  reduce_scatter_xy<LK, M>(a, kl, holds_y, x, y);
 
   if constexpr (G::wide) gate.finish(p, d, beta);
   float rk = 1.f, rq = p.r.scale;

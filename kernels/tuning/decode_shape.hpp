@@ -71,6 +71,13 @@ struct decode_shape {
 //             waves (from t1_bf16io_smem_min_heads_per_sm): the same kernel but
 //             for the slot index, read as two 32-bit words, and the gate,
 //             finished after the sums (see the body).
+//   tn_bf16io T = 2..16 (speculative / MTP verification) with bf16 q, k, v and
+//             output, K-last fp32 or bf16 state, gate none or scalar, K = 64 or
+//             128, where the family's tn_bf16io is set: one-warp blocks hold
+//             their tile in fp32 registers across the tokens, each token's
+//             operands loaded one token ahead, the sums reduce-scattered as in
+//             t1_bf16io (kernels/decode/decode_tn_bf16io.cuh). Everything else
+//             with T > 1 runs general.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -78,8 +85,10 @@ enum class decode_mode : int {
   t1_pipe = 3,
   t1_bf16io = 4,
   t1_bf16io_smem = 5,
-  t1_bf16io_smem_wide = 6
+  t1_bf16io_smem_wide = 6,
+  tn_bf16io = 7
 };
+constexpr int kDecodeModes = 8;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -147,6 +156,12 @@ enum class decode_mode : int {
 //                      t1 grids by the last this many blocks per SM of their
 //                      first wave (0: none); for K-last state.
 //   programmatic_late_prefetch_vlast_blocks_per_sm  the same for V-last state.
+//   tn_bf16io, tn_bf16io_lanes, tn_bf16io_rows, tn_bf16io_bound  whether T > 1
+//                      launches with bf16 I/O take decode_mode::tn_bf16io, and
+//                      its tile: lanes along K and rows per thread for K = 128
+//                      (K = 64 halves the lanes; 16-bit state is held as fp32
+//                      like fp32 state, so its tile covers the same keys), and
+//                      its register cap.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -201,6 +216,13 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
   if (bf16io && k_last) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
+}
+
+// The tn_bf16io tile (K-last, one warp per block): 8 keys per thread for both
+// state widths, as fp32 registers (the state stays fp32 between tokens).
+template <class Table>
+constexpr decode_shape tn_shape_of(decode_class c, int state_bytes) {
+  return t1_shape_from(c, true, state_bytes, false, Table::tn_bf16io_lanes, Table::tn_bf16io_rows, 1);
 }
 
 // Whether a table runs t1_bf16io_smem on any grid, for fp32 or 16-bit state.

@@ -173,6 +173,16 @@ struct decode_tuning<90> {
   // on the register tiles; the V-last shared-memory blocks that took over later
   // (8 warps, 4 per SM) ran only with 2 (runs 7-8).
   static constexpr int programmatic_late_prefetch_vlast_blocks_per_sm = 2;
+  // T = 2..16 with bf16 I/O, K-last state (decode_mode::tn_bf16io): 16 lanes x
+  // 8 keys x 4 rows per thread (the t1 fp32 tile, 4 KB per warp at fp32), at
+  // most 128 registers (16 warps per SM). NOTES.md v22 run 1, decode-ab, 3
+  // rounds, T = 4 with PDL, general / 80 registers (168-232 bytes spilled) / 96
+  // (8-112) / 128 (none): fp32 B=1 12.22 / 6.82 / 6.66 / 6.31 us, B=8 23.29 /
+  // 22.86 / 20.44 / 17.20, B=32 65.46 / 68.33 / 62.07 / 59.84, B=128 226.54 /
+  // 249.34 / 221.78 / 224.71; bf16 state B=32 60.38 / 52.55 / 51.05 / 50.55,
+  // B=128 213.32 / 190.42 / 187.73 / 187.93.
+  static constexpr bool tn_bf16io = true;
+  static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4, tn_bf16io_bound = 512;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed

@@ -30,6 +30,7 @@ const chain_case kCases[] = {
     {"bf16 state, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::bf16},
     {"bf16 state, fp32 activations, large grid (t1_pipe)", 80, 1, dt::f32, dt::bf16},
     {"T = 2 (general)", 6, 2, dt::f32, dt::f32},
+    {"T = 4, bf16 activations, past the first wave (tn_bf16io)", 40, 4, dt::bf16, dt::f32},
     {"V-last, bf16 activations, t1 grid of 4-warp blocks", 40, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last bf16 state, t1 grid (lanes along V first)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST},

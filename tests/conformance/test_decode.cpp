@@ -170,6 +170,35 @@ TEST_CASE("decode: per-token slots") {
   check_decode(mtp);
 }
 
+// Speculative verification as engines run it: bf16 activations, K-last state
+// (the CUDA backend's tn_bf16io kernels on sm_90a), every state dtype, both K
+// classes, the gate forms, and the state kept once, after every token, or in
+// other slots.
+TEST_CASE("decode: several tokens with bf16 activations") {
+  std::uint64_t seed = 750;
+  for (int T : {2, 4, 16})
+    for (int dim : {64, 128})
+      for (dt state : {dt::f32, dt::bf16, dt::f16}) {
+        decode_spec s = base(T, ++seed);
+        s.B = 4;
+        s.padded = {2};
+        s.heads = {2, 4, dim, dim};
+        s.types.io = dt::bf16;
+        s.types.state = state;
+        s.rule.form = T == 4 ? DK_GATE_RAW : DK_GATE_LOG;
+        s.rule.beta = T == 16 ? DK_BETA_LOGIT : DK_BETA_PROB;
+        s.rule.l2norm = T != 2;
+        s.token_slots = state == dt::bf16;
+        s.out_slots = state == dt::f16;
+        check_decode(s);
+      }
+  decode_spec deltanet = base(4, ++seed);  // no gate, GVA 4, V != K
+  deltanet.heads = {1, 4, 128, 64};
+  deltanet.types.io = dt::bf16;
+  deltanet.rule.gate = DK_GATE_NONE;
+  check_decode(deltanet);
+}
+
 TEST_CASE("decode: page-strided pool") {
   std::uint64_t seed = 800;
   for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST})

@@ -1,0 +1,201 @@
+// decode_tn_bf16io_body: decode_mode::tn_bf16io, T = 2..16 tokens per
+// sequence (speculative / MTP verification) with bf16 q, k, v and output,
+// K-last state (fp32, bf16 or fp16), gate none or scalar, K = 64 or 128.
+// The blocks and sums of decode_t1_bf16io_body: one warp per block, a thread
+// holds rows x keys of the state (16 lanes x 8 keys x 4 rows at K = 128), the
+// x and y of its rows reduce-scattered over the row's lanes. What T > 1 adds:
+// - the tile stays in fp32 registers across the tokens: 16-bit state is
+//   widened once at the load and rounded only where it is stored, as in the
+//   general body;
+// - the per-token scalars are loaded and finished once, one token per lane
+//   (decay and beta of all tokens at the same time), v of all tokens up front,
+//   and token t + 1's q and k are loaded while token t is computed;
+// - the state goes out once at the end, or after every token to its per-token
+//   slot (a -1 or out-of-range per-token slot skips that token's store).
+// Per token, with d the decay and raw k, q (rk, rq: the l2-norm factors, rq
+// carrying the scale): x = S^T k, y = S^T q, u = beta (v - d rk x),
+// o = d rq y + u (rk rq k.q), S = d S + k (rk u)^T.
+#pragma once
+
+namespace dk::gpu::decode_detail {
+
+template <class G, dtype S>
+DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
+  constexpr int LK = G::lanes_k, LV = G::lanes_v, VEC = G::vec, ES = G::esize;
+  constexpr int NR = G::shape.rows, NC = G::shape.vec_chunks;
+  constexpr int NK = NC * VEC;  // keys per thread
+  constexpr int KW = NK / 2;    // bf16 q or k words per thread
+  constexpr int M = 2 * NR;     // x and y of each row
+  constexpr int OFF_T = LK / M;
+  constexpr int RW = NR * LV;                         // rows per warp
+  constexpr int NVW = 16 * (RW / 2) / kWarpSize;      // v words per lane, for up to 16 tokens
+  static_assert(G::k_last && tuning::bf16io_tile_fits(G::shape), "tn_bf16io: 2 * rows must fit in lanes_k");
+  static_assert((M & (M - 1)) == 0, "tn_bf16io: rows per thread are a power of two");
+  static_assert(NK == 8, "tn_bf16io: 8 keys per thread (the fp32 tile is NR x 8 registers)");
+
+  const decode_problem& p = lp.p;
+  const int lane = int(threadIdx.x) % kWarpSize;
+  const int kl = lane % LK, vl = lane / LK;
+  const block_place<G::rotated> at(lp);
+  const int64_t b = at.b;
+  const int h = at.h, V = p.dv, T = p.tokens;
+  const int vw = at.tile * lp.v_tile;  // the warp's first value (one warp per block)
+  auto row_value = [&](int r) { return vw + r * LV + vl; };
+  const int m = kl / OFF_T, mj = m >> 1;
+  const bool holds_y = (m & 1) != 0;
+  const bool writes_row = !holds_y && kl % OFF_T == 0;  // one lane per row stores the output
+  const int my_value = vw + mj * LV + vl;
+
+  // q and k go token by token (one token ahead, below). The per-token scalars
+  // are spread over the lanes instead: lane t < T loads token t's beta, gate and
+  // per-token slot and computes its decay and beta once, for every token at
+  // once, and words lane + 32 i of the warp's v (word t RW / 2 + j: rows 2 j,
+  // 2 j + 1 of token t) are loaded up front; a token takes them by shuffles.
+  const int64_t slot = slot_of<G>(p, b);
+  const char* const qp = static_cast<const char*>(p.q.data) + (b * p.q.stride[0] + at.qk_head * p.q.stride[2]) * 2;
+  const char* const kp = static_cast<const char*>(p.k.data) + (b * p.k.stride[0] + at.qk_head * p.k.stride[2]) * 2;
+  const int64_t q_step = p.q.stride[1] * 2, k_step = p.k.stride[1] * 2;
+  uint32_t qw[KW], kw[KW];
+  load_qk_words<NC, LK, VEC>(qp, kp, kl, qw, kw);
+  const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
+  const bool per_token = p.token_indices.data != nullptr;
+  uint32_t beta_bits = 0u, gate_bits = 0u;
+  int64_t token_slot = -1;
+  if (lane < T) {
+    beta_bits = load_bits(p.beta, b * p.beta.stride[0] + lane * p.beta.stride[1] + h * p.beta.stride[2]);
+    if (scalar_gate) gate_bits = load_bits(p.g, b * p.g.stride[0] + lane * p.g.stride[1] + h * p.g.stride[2]);
+    if (per_token)
+      token_slot = load_index(p.token_indices, b * p.token_indices.stride[0] + lane * p.token_indices.stride[1]);
+  }
+  const uint32_t a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
+  const uint32_t bias_bits = raw && p.dt_bias.data ? load_bits(p.dt_bias, h * p.dt_bias.stride[0]) : 0u;
+  uint32_t v_words[NVW];
+  {
+    const char* const vp = static_cast<const char*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + vw) * 2;
+#pragma unroll
+    for (int i = 0; i < NVW; ++i) {
+      const int w = lane + i * kWarpSize, t = w / (RW / 2), row = 2 * (w % (RW / 2));
+      v_words[i] = 0u;
+      if (t < T && vw + row < V) v_words[i] = *reinterpret_cast<const uint32_t*>(vp + (t * p.v.stride[1] + row) * 2);
+    }
+  }
+  uint16_t* const out = static_cast<uint16_t*>(const_cast<void*>(p.out.data)) + (b * p.out.stride[0] + h * p.out.stride[2]);
+  const int64_t store_slot =
+      per_token ? -1 : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0]) : slot;
+
+  // Padding (slot -1 or out of range): zero outputs, the pool untouched.
+  if (slot < 0 || slot >= p.pool_slots) {
+    if (writes_row && my_value < V)
+      for (int t = 0; t < T; ++t) out[t * p.out.stride[1] + my_value] = 0;
+    return;
+  }
+
+  // The tile, widened to fp32: row r, keys (c * LK + kl) * VEC + e at s[r][c * VEC + e].
+  const int64_t row_stride = p.pool.stride[2];
+  const int64_t head_at = int64_t(h) * p.pool.stride[1];
+  auto tile_at = [&](int64_t sl, int r, int c) {
+    return (sl * p.pool.stride[0] + head_at + int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES;
+  };
+  const char* const pool = static_cast<const char*>(p.pool.data);
+  float s[NR][NK];
+#pragma unroll
+  for (int r = 0; r < NR; ++r)
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      u32x4 x{0u, 0u, 0u, 0u};
+      if (row_value(r) < V) x = load16(pool + tile_at(slot, r, c));
+      const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) s[r][c * VEC + e] = tile_elem<S, 4>(w, e);
+    }
+  auto store_tile = [&](int64_t sl) {
+    char* const base = const_cast<char*>(pool);
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        uint32_t w[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if constexpr (S == dtype::f32) w[j] = float_to_bits(s[r][c * VEC + j]);
+          else w[j] = pack_halves<S>(s[r][c * VEC + 2 * j], s[r][c * VEC + 2 * j + 1]);
+        }
+        if (row_value(r) < V) store16(base + tile_at(sl, r, c), u32x4{w[0], w[1], w[2], w[3]});
+      }
+  };
+
+  // This lane's token: its decay and beta (computed while the tile is in flight).
+  float token_d = 1.f, token_beta = bits_to_f(beta_bits, p.beta.type);
+  if (scalar_gate)
+    token_d = decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
+                       bits_to_f(a_log_bits, p.a_log.type), raw);
+  if (p.r.beta_logit) token_beta = 1.f / (1.f + expf(-token_beta));
+  const int my_row = mj * LV + vl;  // the row this lane finishes, within the warp's RW
+
+  auto key = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
+  for (int t = 0; t < T; ++t) {
+    uint32_t qn[KW], kn[KW];  // the next token's q and k, in flight during this one
+    if (t + 1 < T) load_qk_words<NC, LK, VEC>(qp + (t + 1) * q_step, kp + (t + 1) * k_step, kl, qn, kn);
+
+    float kk = 0.f, qq = 0.f, kq = 0.f;
+#pragma unroll
+    for (int i = 0; i < NK; ++i) {
+      const float ki = key(kw, i), qi = key(qw, i);
+      kk = fmaf(ki, ki, kk);
+      qq = fmaf(qi, qi, qq);
+      kq = fmaf(ki, qi, kq);
+    }
+    float a[M];
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      float x = 0.f, y = 0.f;
+#pragma unroll
+      for (int i = 0; i < NK; ++i) {
+        x = fmaf(s[r][i], key(kw, i), x);
+        y = fmaf(s[r][i], key(qw, i), y);
+      }
+      a[2 * r] = x;
+      a[2 * r + 1] = y;
+    }
+    finish_qk_sums<LK>(p, kk, qq, kq);
+    float x, y;
+    reduce_scatter_xy<LK, M>(a, kl, holds_y, x, y);
+
+    const float d = shfl(token_d, t), beta = shfl(token_beta, t);
+    const int vword = t * (RW / 2) + (my_row >> 1);
+    uint32_t vbits = 0u;
+#pragma unroll
+    for (int i = 0; i < NVW; ++i) {
+      const uint32_t w = uint32_t(shfl(int(v_words[i]), vword % kWarpSize));
+      if (vword / kWarpSize == i) vbits = w;
+    }
+    const float v = bits_to_float((my_row & 1) ? (vbits & 0xffff0000u) : (vbits << 16));
+    float rk = 1.f, rq = p.r.scale;
+    if (p.r.qk_l2norm) {
+      rk = rsqrtf(kk + 1e-6f);
+      rq *= rsqrtf(qq + 1e-6f);
+    }
+    const float u = beta * (v - d * rk * x);
+    if (writes_row && my_value < V)
+      out[t * p.out.stride[1] + my_value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));
+    const float uk_mine = u * rk;
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      const float uk = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
+#pragma unroll
+      for (int i = 0; i < NK; ++i) s[r][i] = fmaf(s[r][i], d, key(kw, i) * uk);
+    }
+    if (per_token) {
+      const int64_t sl = int64_t(uint32_t(shfl(int(uint32_t(token_slot)), t))) |
+                         (int64_t(shfl(int(token_slot >> 32), t)) << 32);
+      if (sl >= 0 && sl < p.pool_slots) store_tile(sl);
+    }
+    if (t + 1 < T) {
+#pragma unroll
+      for (int i = 0; i < KW; ++i) qw[i] = qn[i], kw[i] = kn[i];
+    }
+  }
+  if (store_slot >= 0 && store_slot < p.pool_slots) store_tile(store_slot);
+}
+
+}  // namespace dk::gpu::decode_detail
