@@ -230,11 +230,11 @@ struct kernel_choice {
 };
 const kernel_choice kH200Kernels[] = {
     {"gdn raw T=1 bf16io f32state", "decode_kv128_t1"},
-    {"gdn raw T=2 bf16io f32state", "decode_kv128"},
-    {"gdn raw T=4 bf16io f32state", "decode_kv128"},
-    {"gdn raw T=16 bf16io f32state", "decode_kv128"},
+    {"gdn raw T=2 bf16io f32state", "decode_kv128_tnbf16"},
+    {"gdn raw T=4 bf16io f32state", "decode_kv128_tnbf16"},
+    {"gdn raw T=16 bf16io f32state", "decode_kv128_tnbf16"},
     {"gdn log fp32 K=V=128 T=4 pad", "decode_kv128"},
-    {"gdn bf16 state T=2", "decode_kv128"},
+    {"gdn bf16 state T=2", "decode_kv128_tnbf16"},
     {"gdn fp16 state+io T=3 GVA4", "decode_kv128"},
     {"deltanet none K=V=64 fp32 idx64", "decode_kv64"},
     {"kda per-key raw K=V=128 T=4", "decode_kv128"},
