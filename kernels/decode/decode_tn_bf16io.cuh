@@ -44,7 +44,8 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   const int m = kl / OFF_T, mj = m >> 1;
   const bool holds_y = (m & 1) != 0;
   const bool writes_row = !holds_y && kl % OFF_T == 0;  // one lane per row stores the output
-  const int my_value = vw + mj * LV + vl;
+  const int my_row = mj * LV + vl;  // the row this lane finishes, within the warp's RW
+  const int my_value = vw + my_row;
 
   // q and k go token by token (one token ahead, below). The per-token scalars
   // are spread over the lanes instead: lane t < T loads token t's beta, gate and
@@ -130,7 +131,6 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
     token_d = decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
                        bits_to_f(a_log_bits, p.a_log.type), raw);
   if (p.r.beta_logit) token_beta = 1.f / (1.f + expf(-token_beta));
-  const int my_row = mj * LV + vl;  // the row this lane finishes, within the warp's RW
 
   auto key = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
   for (int t = 0; t < T; ++t) {

@@ -72,12 +72,13 @@ struct decode_shape {
 //             for the slot index, read as two 32-bit words, and the gate,
 //             finished after the sums (see the body).
 //   tn_bf16io T = 2..16 (speculative / MTP verification) with bf16 q, k, v and
-//             output, K-last fp32 or bf16 state, gate none or scalar, K = 64 or
+//             output, K-last state of any dtype, gate none or scalar, K = 64 or
 //             128, where the family's tn_bf16io is set: one-warp blocks hold
-//             their tile in fp32 registers across the tokens, each token's
-//             operands loaded one token ahead, the sums reduce-scattered as in
-//             t1_bf16io (kernels/decode/decode_tn_bf16io.cuh). Everything else
-//             with T > 1 runs general.
+//             their tile in fp32 registers across the tokens, the per-token
+//             scalars one token per lane, q and k loaded one token ahead, the
+//             sums reduce-scattered as in t1_bf16io
+//             (kernels/decode/decode_tn_bf16io.cuh). Everything else with T > 1
+//             runs general.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
