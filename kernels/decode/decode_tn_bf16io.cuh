@@ -15,6 +15,10 @@
 // Per token, with d the decay and raw k, q (rk, rq: the l2-norm factors, rq
 // carrying the scale): x = S^T k, y = S^T q, u = beta (v - d rk x),
 // o = d rq y + u (rk rq k.q), S = d S + k (rk u)^T.
+// The tile s is held as S = c s (c = tile_scale, the product of the decays so
+// far), so that a token's update is one FMA per element, s += k (rk u / c),
+// not a scale and an FMA; c goes into s when it falls under kFoldBelow (s
+// stays within 2^20 of S) and at every store.
 #pragma once
 
 namespace dk::gpu::decode_detail {
@@ -109,7 +113,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
 #pragma unroll
       for (int e = 0; e < VEC; ++e) s[r][c * VEC + e] = tile_elem<S, 4>(w, e);
     }
-  auto store_tile = [&](int64_t sl) {
+  auto store_tile = [&](int64_t sl, float scale) {  // stores scale * s
     char* const base = const_cast<char*>(pool);
 #pragma unroll
     for (int r = 0; r < NR; ++r)
@@ -118,8 +122,8 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
         uint32_t w[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if constexpr (S == dtype::f32) w[j] = float_to_bits(s[r][c * VEC + j]);
-          else w[j] = pack_halves<S>(s[r][c * VEC + 2 * j], s[r][c * VEC + 2 * j + 1]);
+          if constexpr (S == dtype::f32) w[j] = float_to_bits(scale * s[r][c * VEC + j]);
+          else w[j] = pack_halves<S>(scale * s[r][c * VEC + 2 * j], scale * s[r][c * VEC + 2 * j + 1]);
         }
         if (row_value(r) < V) store16(base + tile_at(sl, r, c), u32x4{w[0], w[1], w[2], w[3]});
       }
@@ -133,9 +137,14 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   if (p.r.beta_logit) token_beta = 1.f / (1.f + expf(-token_beta));
 
   auto key = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
+  constexpr float kFoldBelow = 0x1p-20f;
+  float tile_scale = 1.f;  // S = tile_scale * s
+  const char *q_next = qp, *k_next = kp;  // running pointers: no 64-bit products per token
+  uint16_t* out_t = out + my_value;
   for (int t = 0; t < T; ++t) {
     uint32_t qn[KW], kn[KW];  // the next token's q and k, in flight during this one
-    if (t + 1 < T) load_qk_words<NC, LK, VEC>(qp + (t + 1) * q_step, kp + (t + 1) * k_step, kl, qn, kn);
+    q_next += q_step, k_next += k_step;
+    if (t + 1 < T) load_qk_words<NC, LK, VEC>(q_next, k_next, kl, qn, kn);
 
     float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
@@ -175,27 +184,36 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
       rk = rsqrtf(kk + 1e-6f);
       rq *= rsqrtf(qq + 1e-6f);
     }
-    const float u = beta * (v - d * rk * x);
+    tile_scale *= d;  // x, y came from s: d times the true ones is tile_scale x, y
+    const float u = beta * (v - tile_scale * rk * x);
     if (writes_row && my_value < V)
-      out[t * p.out.stride[1] + my_value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));
-    const float uk_mine = u * rk;
+      *out_t = float_to_bf16_bits(fmaf(u, kq * rk * rq, tile_scale * rq * y));
+    out_t += p.out.stride[1];
+    if (tile_scale < kFoldBelow) {  // the same on every lane
+#pragma unroll
+      for (int r = 0; r < NR; ++r)
+#pragma unroll
+        for (int i = 0; i < NK; ++i) s[r][i] *= tile_scale;
+      tile_scale = 1.f;
+    }
+    const float uk_mine = u * rk / tile_scale;
 #pragma unroll
     for (int r = 0; r < NR; ++r) {
       const float uk = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
 #pragma unroll
-      for (int i = 0; i < NK; ++i) s[r][i] = fmaf(s[r][i], d, key(kw, i) * uk);
+      for (int i = 0; i < NK; ++i) s[r][i] = fmaf(key(kw, i), uk, s[r][i]);
     }
     if (per_token) {
       const int64_t sl = int64_t(uint32_t(shfl(int(uint32_t(token_slot)), t))) |
                          (int64_t(shfl(int(token_slot >> 32), t)) << 32);
-      if (sl >= 0 && sl < p.pool_slots) store_tile(sl);
+      if (sl >= 0 && sl < p.pool_slots) store_tile(sl, tile_scale);
     }
     if (t + 1 < T) {
 #pragma unroll
       for (int i = 0; i < KW; ++i) qw[i] = qn[i], kw[i] = kn[i];
     }
   }
-  if (store_slot >= 0 && store_slot < p.pool_slots) store_tile(store_slot);
+  if (store_slot >= 0 && store_slot < p.pool_slots) store_tile(store_slot, tile_scale);
 }
 
 }  // namespace dk::gpu::decode_detail

@@ -192,6 +192,15 @@ TEST_CASE("decode: several tokens with bf16 activations") {
         s.out_slots = state == dt::f16;
         check_decode(s);
       }
+  for (dt state : {dt::f32, dt::bf16}) {  // decays that shrink the state below 2^-20 within 16 tokens
+    decode_spec s = base(16, ++seed);
+    s.heads = {2, 4, 128, 128};
+    s.types.io = dt::bf16;
+    s.types.state = state;
+    s.rule.fast_decay = true;
+    s.token_slots = state == dt::bf16;
+    check_decode(s);
+  }
   decode_spec deltanet = base(4, ++seed);  // no gate, GVA 4, V != K
   deltanet.heads = {1, 4, 128, 64};
   deltanet.types.io = dt::bf16;

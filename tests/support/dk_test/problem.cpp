@@ -86,6 +86,7 @@ std::string rule_spec::describe() const {
   s << " beta=" << (beta == DK_BETA_LOGIT ? "logit" : "prob") << " l2norm=" << l2norm
     << " layout=" << (layout == DK_STATE_K_LAST ? "k_last" : "v_last");
   if (scale != 0.0f) s << " scale=" << scale;
+  if (fast_decay) s << " fast_decay";
   return s.str();
 }
 
@@ -119,7 +120,7 @@ token_inputs random_inputs(const rule_spec& r, const head_spec& h, std::int64_t 
       uniform(in.a_log, h.HV, -2, 0);
       if (r.dt_bias) uniform(in.dt_bias, std::size_t(h.HV) * r.gate_width(h.K), -1, 1);
     } else {
-      uniform(in.g, gates, -0.3, -0.005);
+      uniform(in.g, gates, r.fast_decay ? -3 : -0.3, r.fast_decay ? -1 : -0.005);
     }
   }
   uniform(in.beta, T * h.HV, 0.05, 0.95);

@@ -23,6 +23,7 @@ struct rule_spec {
   dk_state_layout layout = DK_STATE_K_LAST;
   float scale = 0.0f;
   bool dt_bias = true;  // raw gates: pass dt_bias (else it is absent, i.e. zero)
+  bool fast_decay = false;  // log gates ~ U(-3, -1) instead of U(-0.3, -0.005)
 
   bool raw() const { return gate != DK_GATE_NONE && form == DK_GATE_RAW; }
   int gate_width(int K) const { return gate == DK_GATE_PER_KEY ? K : 1; }
@@ -67,7 +68,8 @@ struct token_inputs {
 
 // The realistic, seeded inputs of SPEC §6: q, k, v ~ U(-1, 1) (k / sqrt(K) without l2norm so
 // beta |k|^2 < 2), log gates ~ U(-0.3, -0.005), raw a ~ N(0, 1) with A_log ~ U(-2, 0) and
-// dt_bias ~ U(-1, 1), beta ~ U(0.05, 0.95) (or its logit). Not yet rounded.
+// dt_bias ~ U(-1, 1), beta ~ U(0.05, 0.95) (or its logit). Not yet rounded. With
+// rule_spec::fast_decay, log gates ~ U(-3, -1): the state decays by e^-16 .. e^-48 over 16 tokens.
 token_inputs random_inputs(const rule_spec& r, const head_spec& h, std::int64_t tokens, rng& gen);
 
 // The q, k, v, out, g, beta, A_log, dt_bias tensors of `tokens` tokens whose leading dims are
