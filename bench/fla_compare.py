@@ -5,7 +5,9 @@ fp32-state decode workloads with dk_bench's GPU timers, for a comparison on one 
     python3 bench/fla_compare.py [--json FILE] [--filter SUBSTR] [--samples N]
 
 Needs PyTorch with CUDA and fla-core (`pip install fla-core`). The workloads are dk_bench's
-`decode/qwen3next/b{1,8,32,128,512}/state-f32` and `decode/contest/b1/state-f32`: bf16 q/k/v
+`decode/qwen3next/b{1,8,32,128,512}/state-f32`, `decode/contest/b1/state-f32` and the
+speculative-verification rows `decode/qwen3next-mtp4/b{1,8,32,128}/state-f32` (T = 4 tokens per
+sequence, the state kept once at the end): bf16 q/k/v
 and output, the raw gate (`a` bf16, `A_log` and `dt_bias` fp32), beta as a bf16 logit, q/k
 L2 norm, all fused in FLA's kernel as in deltakit's, K-last fp32 state (FLA's
 `state_v_first=True`). FLA reads the states in batch order from one tensor (it takes no slot
@@ -34,20 +36,22 @@ except ImportError as exc:  # a comparison tool: say what is missing and stop
     sys.exit(f"fla_compare: needs fla-core ({exc})")
 
 K = V = 128
-WORKLOADS = [(f"decode/qwen3next/b{b}/state-f32", 16, 32, b) for b in (1, 8, 32, 128, 512)]
-WORKLOADS.append(("decode/contest/b1/state-f32", 4, 8, 1))
+# (name, HQ, HV, batch, tokens per sequence)
+WORKLOADS = [(f"decode/qwen3next/b{b}/state-f32", 16, 32, b, 1) for b in (1, 8, 32, 128, 512)]
+WORKLOADS.append(("decode/contest/b1/state-f32", 4, 8, 1, 1))
+WORKLOADS += [(f"decode/qwen3next-mtp4/b{b}/state-f32", 16, 32, b, 4) for b in (1, 8, 32, 128)]
 
 
 class Call:
     """One decode call's tensors (one copy of the workload) and the call itself."""
 
-    def __init__(self, batch, hq, hv):
+    def __init__(self, batch, hq, hv, tokens):
         dev, bf16 = "cuda", torch.bfloat16
-        self.q = torch.randn(batch, 1, hq, K, device=dev, dtype=bf16)
-        self.k = torch.randn(batch, 1, hq, K, device=dev, dtype=bf16)
-        self.v = torch.randn(batch, 1, hv, V, device=dev, dtype=bf16)
-        self.a = torch.randn(batch, 1, hv, device=dev, dtype=bf16)
-        self.b = torch.randn(batch, 1, hv, device=dev, dtype=bf16)
+        self.q = torch.randn(batch, tokens, hq, K, device=dev, dtype=bf16)
+        self.k = torch.randn(batch, tokens, hq, K, device=dev, dtype=bf16)
+        self.v = torch.randn(batch, tokens, hv, V, device=dev, dtype=bf16)
+        self.a = torch.randn(batch, tokens, hv, device=dev, dtype=bf16)
+        self.b = torch.randn(batch, tokens, hv, device=dev, dtype=bf16)
         self.a_log = torch.empty(hv, device=dev).uniform_(0.0, 2.7)
         self.dt_bias = torch.empty(hv, device=dev).uniform_(-0.5, 0.5)
         self.state = torch.empty(batch, hv, V, K, device=dev).uniform_(-0.1, 0.1)
@@ -96,13 +100,13 @@ def copy_gbps(samples):
     return 2 * n / us / 1e3
 
 
-def measure(name, hq, hv, batch, samples, l2, flush):
-    own = Call(batch, hq, hv)
+def measure(name, hq, hv, batch, tokens, samples, l2, flush):
+    own = Call(batch, hq, hv, tokens)
     o, final = own()  # compiles the Triton kernel for this shape
     torch.cuda.synchronize()
     if not (torch.isfinite(o.float()).all() and torch.isfinite(final).all()):
         raise RuntimeError(f"{name}: non-finite output")
-    rec = {"workload": name, "batch": batch, "hq": hq, "hv": hv, "k": K, "v": V,
+    rec = {"workload": name, "batch": batch, "tokens": tokens, "hq": hq, "hv": hv, "k": K, "v": V,
            "bytes": own.bytes_moved()}
 
     graph, _ = capture([own])
@@ -116,7 +120,7 @@ def measure(name, hq, hv, batch, samples, l2, flush):
 
     pool = own.state.numel() * 4
     r = min(max(math.ceil(4.0 * l2 / pool), 2), 1024)
-    calls = [own] + [Call(batch, hq, hv) for _ in range(r - 1)]
+    calls = [own] + [Call(batch, hq, hv, tokens) for _ in range(r - 1)]
     graph, _ = capture(calls)
     for _ in range(3):
         graph.replay()
@@ -153,10 +157,10 @@ def main():
     flush = torch.empty(max(256 << 20, 4 * l2), dtype=torch.uint8, device="cuda")
     gbps_before = copy_gbps(10)
     records = []
-    for name, hq, hv, b in WORKLOADS:
+    for name, hq, hv, b, t in WORKLOADS:
         if args.filter and not any(f in name for f in args.filter):
             continue
-        records.append(measure(name, hq, hv, b, args.samples, l2, flush))
+        records.append(measure(name, hq, hv, b, t, args.samples, l2, flush))
     gbps = statistics.median([gbps_before, copy_gbps(10)])
     import fla
     import triton
@@ -165,10 +169,10 @@ def main():
            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     print(f"FLA fused_recurrent_gated_delta_rule on {props.name}, fla-core {fla.__version__}, "
           f"copy {gbps:.0f} GB/s")
-    print(f"{'workload':34} {'isolated us':>12} {'in graph us':>12} {'R':>5} {'%copy (graph)':>14} {'host us':>8}")
+    print(f"{'workload':38} {'isolated us':>12} {'in graph us':>12} {'R':>5} {'%copy (graph)':>14} {'host us':>8}")
     for rec in records:
         rec["stream_pct_copy_bw"] = 100.0 * rec["bytes"] / rec["stream_time_us"] / 1e3 / gbps
-        print(f"{rec['workload']:34} {rec['graph_time_us']:12.2f} {rec['stream_time_us']:12.2f} "
+        print(f"{rec['workload']:38} {rec['graph_time_us']:12.2f} {rec['stream_time_us']:12.2f} "
               f"{rec['stream_calls_per_graph']:5d} {rec['stream_pct_copy_bw']:14.1f} {rec['host_us_per_call']:8.2f}")
     if args.json:
         with open(args.json, "w") as f:
