@@ -136,7 +136,7 @@ struct geometry {
   // registers (64K / this per thread) so that more blocks stay resident.
   // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
-                                    : tn ? table::tn_bf16io_bound
+                                    : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;

@@ -157,12 +157,12 @@ constexpr int kDecodeModes = 8;
 //                      t1 grids by the last this many blocks per SM of their
 //                      first wave (0: none); for K-last state.
 //   programmatic_late_prefetch_vlast_blocks_per_sm  the same for V-last state.
-//   tn_bf16io, tn_bf16io_lanes, tn_bf16io_rows, tn_bf16io_bound  whether T > 1
+//   tn_bf16io, tn_bf16io_lanes, tn_bf16io_rows, tn_bf16io_bound(16)  whether T > 1
 //                      launches with bf16 I/O take decode_mode::tn_bf16io, and
 //                      its tile: lanes along K and rows per thread for K = 128
 //                      (K = 64 halves the lanes; 16-bit state is held as fp32
 //                      like fp32 state, so its tile covers the same keys), and
-//                      its register cap.
+//                      its register cap (launch bound) for fp32 and for 16-bit state.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 

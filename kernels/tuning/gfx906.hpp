@@ -75,7 +75,7 @@ struct decode_tuning<906> {
   static constexpr int t1_pipe_vlast_row_bytes = 128;
   // T > 1 with bf16 I/O: measured on Hopper only, not taken here (general).
   static constexpr bool tn_bf16io = false;
-  static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4, tn_bf16io_bound = 0;
+  static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4, tn_bf16io_bound = 0, tn_bf16io_bound16 = 0;
 };
 
 }  // namespace dk::tuning
