@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "registry.hpp"
 #include "validate.hpp"
+#include "validate_memo.hpp"
 
 struct dk_context {
   const dk::backend_vtable* backend;
@@ -262,7 +263,7 @@ DK_API dk_status dk_decode_query(dk_context* context, const dk_config* config,
   DK_REQUIRE(out_impl_name, "dk_decode_query");
   *out_impl_name = nullptr;
   dk::decode_problem p;
-  dk_status s = dk::validate_decode(context->device.info.device, config, args, false, &p);
+  dk_status s = dk::validate_decode_memo(context->device.info.device, config, args, false, &p);
   if (s != DK_STATUS_SUCCESS) return s;
   s = context->backend->decode_query(&context->device, p, out_impl_name);
   return s == DK_STATUS_SUCCESS ? ok() : s;
@@ -273,7 +274,7 @@ DK_API dk_status dk_decode_run(dk_context* context, const dk_config* config,
   dk::clear_error();
   DK_REQUIRE(context, "dk_decode_run");
   dk::decode_problem p;
-  dk_status s = dk::validate_decode(context->device.info.device, config, args, true, &p);
+  dk_status s = dk::validate_decode_memo(context->device.info.device, config, args, true, &p);
   if (s != DK_STATUS_SUCCESS) return s;
   p.programmatic_launch = context->programmatic_launch.load(std::memory_order_relaxed);
   if (p.batch == 0) {  // nothing to run, but an unsupported problem is still reported
