@@ -15,9 +15,11 @@ constexpr int kMaxDims = 4;   // decode takes no tensor of more dims
 static_assert(sizeof(dk_config) == 6 * 4, "dk_config without padding");
 static_assert(sizeof(dk_tensor) == 6 * 8, "dk_tensor without padding");
 constexpr int kTensorWords = int(sizeof(dk_tensor) / 8) + 2 * kMaxDims;
-constexpr int kKeyWords = 1 + int(sizeof(dk_config) / 8) + kTensors * kTensorWords;
+constexpr int kKeyWords = 2 + int(sizeof(dk_config) / 8) + kTensors * kTensorWords;
 
-// Every input byte validate_decode reads, as 64-bit words.
+// Every input byte validate_decode reads, as 64-bit words: the device, the
+// config, which tensors are present, then each present tensor's descriptor
+// (whose ndim and strides pointer say how many words follow) and dims.
 struct decode_key {
   int n = 0;
   uint64_t w[kKeyWords];
@@ -50,11 +52,11 @@ struct decode_key {
                                            a->dt_bias,    a->state_pool,
                                            a->state_indices, a->state_out_indices,
                                            a->state_token_indices, a->out};
+    uint64_t present = 0;
+    for (int i = 0; i < kTensors; ++i) present |= uint64_t(ts[i] != nullptr) << i;
+    put(present);
     for (const dk_tensor* t : ts) {
-      if (!t) {
-        put(~0ull);
-        continue;
-      }
+      if (!t) continue;
       if (t->ndim < 0 || t->ndim > kMaxDims || (t->ndim > 0 && !t->shape)) return false;
       put_bytes(t, sizeof(dk_tensor));
       put_dims(t->shape, t->ndim);

@@ -181,10 +181,11 @@ struct decode_tuning<90> {
   // 22.86 / 20.44 / 17.20, B=32 65.46 / 68.33 / 62.07 / 59.84, B=128 226.54 /
   // 249.34 / 221.78 / 224.71; bf16 state B=32 60.38 / 52.55 / 51.05 / 50.55,
   // B=128 213.32 / 190.42 / 187.73 / 187.93. With the decay factored out of
-  // the tile (v23 run 1) 16-bit state fits 112 registers (18 warps per SM):
-  // v23 run 2, decode-ab, 2 rounds, T = 4 with PDL, 128 / 112 registers: bf16
-  // state B=1 6.00 / 5.86, B=8 14.70 / 15.36, B=32 50.22 / 46.29, B=128 186.81
-  // / 171.14; fp32 state at 112 loses (B=32 57.21 / 60.59, B=8 16.17 / 20.42).
+  // the tile (v23 run 1), 16-bit state gains from a bound of 576 threads
+  // (ptxas: 96 registers, 40-48 bytes spilled): v23 run 2, decode-ab, 2
+  // rounds, T = 4 with PDL, bound 512 / 576: bf16 state B=1 6.00 / 5.86, B=8
+  // 14.70 / 15.36, B=32 50.22 / 46.29, B=128 186.81 / 171.14; fp32 state at 576
+  // loses (B=32 57.21 / 60.59, B=8 16.17 / 20.42).
   static constexpr bool tn_bf16io = true;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4;
   static constexpr int tn_bf16io_bound = 512, tn_bf16io_bound16 = 576;
