@@ -96,10 +96,13 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   }
 
   // The tile, widened to fp32: row r, keys (c * LK + kl) * VEC + e at s[r][c * VEC + e].
-  const int64_t row_stride = p.pool.stride[2];
-  const int64_t head_at = int64_t(h) * p.pool.stride[1];
+  // Byte offsets: the lane's own part once (its first row and keys), the rest
+  // warp-uniform, so that no per-lane address of each row is kept.
+  const int64_t lane_at = (int64_t(h) * p.pool.stride[1] + int64_t(row_value(0)) * p.pool.stride[2] + kl * VEC) * ES;
+  const int64_t row_step = int64_t(LV) * p.pool.stride[2] * ES;
+  const int64_t slot_step = p.pool.stride[0] * ES;
   auto tile_at = [&](int64_t sl, int r, int c) {
-    return (sl * p.pool.stride[0] + head_at + int64_t(row_value(r)) * row_stride + (c * LK + kl) * VEC) * ES;
+    return sl * slot_step + lane_at + r * row_step + c * (LK * VEC * ES);
   };
   const char* const pool = static_cast<const char*>(p.pool.data);
   float s[NR][NK];

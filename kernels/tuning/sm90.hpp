@@ -185,10 +185,16 @@ struct decode_tuning<90> {
   // (ptxas: 96 registers, 40-48 bytes spilled): v23 run 2, decode-ab, 2
   // rounds, T = 4 with PDL, bound 512 / 576: bf16 state B=1 6.00 / 5.86, B=8
   // 14.70 / 15.36, B=32 50.22 / 46.29, B=128 186.81 / 171.14; fp32 state at 576
-  // loses (B=32 57.21 / 60.59, B=8 16.17 / 20.42).
+  // lost then (B=32 57.21 / 60.59, B=8 16.17 / 20.42). With the tile's
+  // addresses kept as one per-lane offset and warp-uniform steps (v24 run 1)
+  // both fit 96 registers without spilling (fp32 bound 640, 21 warps per SM):
+  // decode-ab, 2 rounds, T = 4 with PDL, fp32 at 128 registers (115 used) / 96:
+  // B=1 5.82 / 5.72 us, B=8 15.76 / 16.31, B=32 55.91 / 52.72, B=128 211.70 /
+  // 195.69; 16-bit state at 96 no longer spills: B=32 46.36 -> 44.48, B=128
+  // 171.20 -> 163.06.
   static constexpr bool tn_bf16io = true;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4;
-  static constexpr int tn_bf16io_bound = 512, tn_bf16io_bound16 = 576;
+  static constexpr int tn_bf16io_bound = 640, tn_bf16io_bound16 = 576;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed
