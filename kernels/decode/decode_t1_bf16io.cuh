@@ -1,6 +1,6 @@
 // decode_t1_bf16io_body: the K-last T = 1 kernel for the common case of bf16
 // q, k, v and output (decode_mode::t1_bf16io; small grids keep t1_small). Same blocks,
-// tile and math as decode_t1_body (decode_kernel.cuh), but fewer instructions
+// tile and math as decode_t1_body (decode_t1_body.cuh), but fewer instructions
 // and registers per tile (at large batch the t1 grid is bound by issue slots and
 // by how many warps fit per SM):
 // - the activation dtype is known at compile time: q/k arrive as packed bf16

@@ -32,7 +32,8 @@ struct decode_shape {
   int max_warps_v;
 };
 
-// Which kernel body a launch runs (kernels/decode/decode_kernel.cuh):
+// Which kernel body a launch runs (kernels/decode/decode_kernel.cuh lists the
+// bodies; mode_for in kernels/decode/decode_launch.cuh picks the mode):
 //   general   any T, every gate kind and class: the T tokens' inputs staged in
 //             shared memory, the state tile in fp32 registers.
 //   t1        T = 1, gate none or scalar, K = 64 or 128: every thread loads its

@@ -1,0 +1,237 @@
+// The kernel entry point decode_kernel (with its prefetch before the
+// programmatic wait) and, host side, the launch shape of an instance and the
+// mode a launch runs in (mode_for).
+#pragma once
+#include "decode_geometry.cuh"
+#include "decode_body.cuh"
+#include "decode_t1_body.cuh"
+#include "decode_pipe.cuh"        // the t1_pipe bodies, on top of the T = 1 helpers
+#include "decode_t1_bf16io.cuh"  // the t1_bf16io body, likewise
+#include "decode_tn_bf16io.cuh"  // the tn_bf16io body (T > 1), on the t1_bf16io helpers
+
+namespace dk::gpu::decode_detail {
+
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
+// Programmatic launch, before the wait: brings the block's state tile into L2
+// (the body reads the slot again after the wait).
+template <class G>
+DK_DEVICE void prefetch_block_tile(const launch_params& lp) {
+  prefetch_tile_l2<G>(lp, uint32_t(blockIdx.x));
+}
+
+// Programmatic launch, before the wait (with the tile, same calls): the lines
+// of the block's slot index and of its first token's q and k (each half of
+// the key vector), v, beta and gate go into L2, one lane each, so that the
+// body's first trips after the wait hit L2. B=1 in graph 3.52 -> 3.24 us.
+template <class G>
+DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
+  const decode_problem& p = lp.p;
+  const int lane = int(threadIdx.x);
+  if (lane >= 8) return;
+  const block_place<G::rotated> at(lp);
+  auto element = [](const operand& o, int64_t i) {
+    return static_cast<const char*>(o.data) + i * dtype_size(o.type);
+  };
+  const int qk_head = at.qk_head;
+  const int half = lane & 1 ? 0 : p.dk / 2;  // lanes 1, 3: first half; 2, 4: second
+  const char* line = nullptr;
+  switch (lane) {
+    case 0:
+      if (p.indices.data)
+        line = static_cast<const char*>(p.indices.data) +
+               at.b * p.indices.stride[0] * dtype_size(p.indices.type);
+      break;
+    case 1:
+    case 2: line = element(p.q, at.b * p.q.stride[0] + qk_head * p.q.stride[2] + half); break;
+    case 3:
+    case 4: line = element(p.k, at.b * p.k.stride[0] + qk_head * p.k.stride[2] + half); break;
+    case 5: line = element(p.v, at.b * p.v.stride[0] + at.h * p.v.stride[2] + at.tile * lp.v_tile); break;
+    case 6: line = element(p.beta, at.b * p.beta.stride[0] + at.h * p.beta.stride[2]); break;
+    default:
+      if (p.g.data) line = element(p.g, at.b * p.g.stride[0] + at.h * p.g.stride[2]);
+  }
+  if (line) prefetch_l2(line);
+}
+#endif
+
+// One instance per (family, class, state dtype, layout, mode). Its body is
+// compiled only in the device pass of its own family: the host never launches another.
+template <int Family, decode_class C, dtype S, state_layout L, decode_mode M>
+__global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound))  // (()): HIP's macro splits on commas
+    decode_kernel(const launch_params lp) {
+  using G = geometry<Family, C, S, L, M>;
+  if constexpr (G::device_family == DK_ARCH_FAMILY) {
+#if DK_VENDOR_CUDA && DK_ARCH_CUDA >= 900
+    // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): nothing but the L2
+    // prefetch before the previous kernel completes; the next may launch once
+    // every block is past the wait.
+    if (lp.p.programmatic_launch) {
+      if constexpr (!G::pipe) {
+        // Small calls: every block; t1 grids: the last blocks of the first wave (launch_one).
+        if (blockIdx.x >= lp.prefetch_first && blockIdx.x < lp.prefetch_end) {
+          prefetch_block_operands<G>(lp);
+          prefetch_block_tile<G>(lp);
+        }
+      }
+      grid_dependency_wait();
+      allow_dependent_launch();
+    }
+#endif
+    if constexpr (G::pipe && G::k_last) decode_t1_pipe_body<G, S>(kernel_param(lp));
+    else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
+    else if constexpr (G::tn) decode_tn_bf16io_body<G, S>(kernel_param(lp));
+    else if constexpr (G::bf16io && G::k_last) decode_t1_bf16io_body<G, S>(kernel_param(lp));
+    else if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
+    else decode_body<G, S>(kernel_param(lp));
+  } else {
+    trap();
+  }
+}
+
+// ---- launch shape (host) ----
+
+// Warps along V: as many as the shape allows (and V needs), halved while the
+// grid would give fewer than min_blocks_per_sm blocks to each SM.
+template <class G>
+int warps_along_v(int compute_units, const decode_problem& p) {
+  int w = G::shape.max_warps_v;
+  while (w > 1 && (w / 2) * G::v_per_warp >= p.dv) w /= 2;
+  const int64_t heads = int64_t(p.batch) * p.hv;
+  const int64_t want = int64_t(G::min_blocks_per_sm) * compute_units;
+  while (w > 1) {
+    const int tile = w * G::v_per_warp;
+    if (heads * ((p.dv + tile - 1) / tile) >= want) break;
+    w /= 2;
+  }
+  return w;
+}
+
+// block_place's divisors, once v_tiles is known.
+inline void set_divisors(launch_params& lp) {
+  lp.by_v_tiles = fast_div(uint32_t(lp.v_tiles));
+  lp.by_hv = fast_div(uint32_t(lp.p.hv));
+  lp.by_group = fast_div(uint32_t(lp.p.hv / lp.p.hq));
+}
+
+// Everything one launch of instance G needs.
+struct launch_shape {
+  launch_params lp;
+  int threads;
+  int64_t blocks;
+  size_t smem;  // dynamic shared memory, bytes
+};
+// t1_pipe: a persistent grid of at most pipe_blocks_per_sm blocks per SM, no
+// more than there are tiles for; each walker (K-last: a warp; V-last: a block)
+// with its shared-memory ring.
+template <class G>
+launch_shape pipe_shape_of(int compute_units, const decode_problem& p) {
+  using table = typename G::table;
+  launch_shape ls;
+  ls.lp.p = p;
+  ls.lp.v_tile = G::pipe_v_tile;
+  ls.lp.v_shift = 0;
+  while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
+  ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
+  set_divisors(ls.lp);
+  ls.threads = kWarpSize * G::pipe_warps;
+  const int64_t tiles = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
+  const int64_t resident = int64_t(G::pipe_blocks_per_sm) * compute_units;
+  const int64_t wanted = G::k_last ? (tiles + G::pipe_warps - 1) / G::pipe_warps : tiles;
+  ls.blocks = wanted < resident ? wanted : resident;
+  ls.smem = size_t(G::pipe_block_bytes);
+  const int64_t walkers = G::k_last ? ls.blocks * G::pipe_warps : ls.blocks;
+  ls.lp.chunk = table::t1_pipe_chunk > 0 && tiles >= walkers * table::t1_pipe_chunk_min_tiles_per_warp
+                    ? table::t1_pipe_chunk
+                    : 0;
+  // Persistent walkers: a prefetch would run far ahead of its use.
+  ls.lp.prefetch_first = ls.lp.prefetch_end = 0;
+  ls.lp.lookahead = 0;
+  return ls;
+}
+
+template <class G>
+launch_shape shape_of(int compute_units, const decode_problem& p) {
+  if constexpr (G::pipe) return pipe_shape_of<G>(compute_units, p);
+  launch_shape ls;
+  const int wv = warps_along_v<G>(compute_units, p);
+  ls.lp.p = p;
+  ls.lp.v_tile = wv * G::v_per_warp;
+  ls.lp.chunk = 0;
+  ls.lp.v_shift = 0;
+  while ((1 << ls.lp.v_shift) < ls.lp.v_tile) ++ls.lp.v_shift;
+  ls.lp.v_tiles = (p.dv + ls.lp.v_tile - 1) / ls.lp.v_tile;
+  set_divisors(ls.lp);
+  ls.threads = kWarpSize * G::warps_k * wv;
+  ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
+  const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
+  // Every block of small calls on the t1_small and general grids (prefetching
+  // in every block of larger grids was slower in every run, NOTES.md v6). The
+  // rotated t1 grids get a range of late first-wave blocks from launch_one.
+  const bool prefetch_all = p.programmatic_launch && (G::small || (!G::t1 && !G::tn)) &&
+                            state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
+  ls.lp.prefetch_first = 0;
+  ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;
+  // fp32 bf16io grids of less than two waves: the first wave prefetches the last.
+  const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
+  ls.lp.lookahead =
+      G::bf16io && !G::smem_state && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
+  const bool per_key = p.r.gate == gate_kind::per_key;
+  ls.smem = G::smem_state ? 16 * (size_t(t1_red_vectors(G::warps_k, ls.lp.v_tile)) +
+                                  size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks)
+            : G::t1 || G::tn ? (G::warps_k > 1 ? sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
+                    : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
+                                                            G::warps_k).total);
+  return ls;
+}
+
+// The mode a launch of `p` runs in family F (decode_mode in tuning/decode_shape.hpp).
+template <int F>
+decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c) {
+  using table = tuning::decode_tuning<F>;
+  if (p.r.gate == gate_kind::per_key || c == decode_class::generic) return decode_mode::general;
+  const bool bf16_activations = p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
+                                p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
+  if (p.tokens != 1)
+    return table::tn_bf16io && bf16_activations && p.r.layout == state_layout::k_last ? decode_mode::tn_bf16io
+                                                                                       : decode_mode::general;
+  if (!table::t1_kernels) return decode_mode::general;
+  const int64_t heads = int64_t(p.batch) * p.hv;
+  const bool bf16_io = table::t1_bf16io && bf16_activations;
+  // K-last 16-bit state with bf16 activations on large grids: the shared-memory
+  // tile body rather than t1_pipe (where the tile suits the bf16-I/O body).
+  if (bf16_io && p.r.layout == state_layout::k_last && p.pool.type != dtype::f32 &&
+      table::t1_bf16io_smem_b16_min_heads_per_sm > 0 && tuning::t1_bf16io_klast_fits<table>(c, 2) &&
+      heads >= int64_t(table::t1_bf16io_smem_b16_min_heads_per_sm) * compute_units)
+    return decode_mode::t1_bf16io_smem;
+  // V-last state with bf16 activations likewise: the t1 V-last body with its
+  // tile in shared memory (blocks of t1_bf16io_smem_vlast_*_warps_v warps along V;
+  // 16-bit state rather than t1_pipe, fp32 rather than the register tile).
+  const int vlast_smem_min = p.pool.type == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
+                                                       : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm;
+  if (bf16_io && p.r.layout == state_layout::v_last && vlast_smem_min > 0 &&
+      heads >= int64_t(vlast_smem_min) * compute_units)
+    return decode_mode::t1_bf16io_smem;
+  const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
+                                                          p.pool.type == dtype::f32 ? 4 : 2);
+  if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
+  if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units) return decode_mode::t1_small;
+  // bf16 activations: K-last the bf16-I/O body (fp32 state on grids of up to
+  // one wave of its 32 blocks per SM, or of many waves: its shared-memory
+  // variant, fewer registers; in between the register tile keeps its
+  // look-ahead over the last partial wave), V-last fp32 state the t1 body
+  // with compile-time dtypes (the kernel table falls back to t1 where neither
+  // applies). Small grids keep t1_small: there the chain of dependent shuffles
+  // is the critical path, and the reduce-scatter lengthens it.
+  if (bf16_io) {
+    const int64_t smem_below = int64_t(table::t1_bf16io_smem_max_heads_per_sm) * compute_units;
+    const int64_t smem_from = int64_t(table::t1_bf16io_smem_min_heads_per_sm) * compute_units;
+    if (p.r.layout == state_layout::k_last && p.pool.type == dtype::f32) {
+      if (heads < smem_below) return decode_mode::t1_bf16io_smem;
+      if (smem_from > 0 && heads >= smem_from) return decode_mode::t1_bf16io_smem_wide;
+    }
+    return decode_mode::t1_bf16io;
+  }
+  return decode_mode::t1;
+}
+
+}  // namespace dk::gpu::decode_detail

@@ -1,0 +1,252 @@
+// What the T = 1 bodies (decode_t1_body and those of decode_pipe.cuh,
+// decode_t1_bf16io.cuh, decode_tn_bf16io.cuh) share: activation runs, the
+// register tile's elements, block placement, L2 prefetch, shared-memory tiles.
+#pragma once
+#include "common/bulk_copy.cuh"
+#include "decode_geometry.cuh"
+#include "decode_operands.cuh"
+
+namespace dk::gpu::decode_detail {
+
+// ---- T = 1: inputs straight into registers, 16-bit state packed ----
+//
+// Runs of N contiguous q/k/v/out elements (N = 4, 8 or 16) of a runtime dtype.
+// q/k/v/out rows are 16-byte aligned with a contiguous last dim (validation
+// guarantees it) and runs start at multiples of N, so a run is one to four
+// vector accesses. load_run only issues the loads; run_to_float converts later
+// (all of a thread's loads are in flight before the first use). Both assign
+// every element unconditionally (values chosen by selects): stores into an
+// array from both arms of a dtype branch get merged into dynamically indexed
+// stores, which moves the array to scratch memory (seen on gfx906).
+template <int N>
+DK_DEVICE void load_run(const operand& o, int64_t off, bool valid, uint32_t (&w)[N]) {
+  static_assert(N == 4 || N == 8 || N == 16, "runs of 4, 8 or 16 elements");
+  const bool f32 = o.type == dtype::f32;
+  const char* ptr = static_cast<const char*>(o.data) + off * (f32 ? 4 : 2);
+  const u32x4 zero{0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int i = 0; i < N / 4; ++i) {
+    // Vector i (16 bytes at ptr + 16 i): words 4i..4i+3 of an fp32 run; a
+    // 16-bit run is N/8 vectors (N = 4: one 8-byte access).
+    u32x4 x = zero;
+    if (N == 4 && !f32) {
+      if (valid) {
+        const u32x2 h = load8(ptr);
+        x = u32x4{h.x, h.y, 0u, 0u};
+      }
+    } else if (valid && (i < N / 8 || f32)) {
+      x = load16(ptr + 16 * i);
+    }
+    w[4 * i] = x.x;
+    w[4 * i + 1] = x.y;
+    w[4 * i + 2] = x.z;
+    w[4 * i + 3] = x.w;
+  }
+}
+template <int N>
+DK_DEVICE void run_to_float(const uint32_t (&w)[N], dtype t, float (&f)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint32_t h = w[i >> 1];
+    const float as_f32 = bits_to_float(w[i]);
+    const float as_bf16 = bits_to_float((i & 1) ? (h & 0xffff0000u) : (h << 16));
+    const float as_f16 = f16_bits_to_float(uint16_t((i & 1) ? (h >> 16) : (h & 0xffffu)));
+    f[i] = t == dtype::f32 ? as_f32 : t == dtype::bf16 ? as_bf16 : as_f16;
+  }
+}
+// R runs of N elements (as load_run left them) to one fp32 array, run after run.
+template <int R, int N>
+DK_DEVICE void runs_to_float(const uint32_t (&w)[R][N], dtype t, float (&f)[R * N]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    float x[N];
+    run_to_float<N>(w[r], t, x);
+#pragma unroll
+    for (int e = 0; e < N; ++e) f[r * N + e] = x[e];
+  }
+}
+template <int N>
+DK_DEVICE void store_run(const operand& o, int64_t off, const float (&f)[N]) {
+  char* base = static_cast<char*>(const_cast<void*>(o.data));
+  if (o.type == dtype::f32) {
+#pragma unroll
+    for (int i = 0; i < N / 4; ++i)
+      store16(base + (off + 4 * i) * 4,
+              u32x4{float_to_bits(f[4 * i]), float_to_bits(f[4 * i + 1]),
+                    float_to_bits(f[4 * i + 2]), float_to_bits(f[4 * i + 3])});
+    return;
+  }
+  uint32_t w[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    w[i] = o.type == dtype::bf16 ? pack_bf16x2(f[2 * i], f[2 * i + 1]) : pack_f16x2(f[2 * i], f[2 * i + 1]);
+  if constexpr (N >= 8) {
+#pragma unroll
+    for (int i = 0; i < N / 8; ++i)
+      store16(base + (off + 8 * i) * 2, u32x4{w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]});
+  } else {
+    store8(base + off * 2, u32x2{w[0], w[1]});
+  }
+}
+
+// Element i of a row of the register tile held as 32-bit words: fp32 one per
+// word, 16-bit two per word (element 2j in the low half of word j).
+template <dtype S, int W>
+DK_DEVICE float tile_elem(const uint32_t (&row)[W], int i) {
+  if constexpr (S == dtype::f32) {
+    return bits_to_float(row[i]);
+  } else if constexpr (S == dtype::bf16) {
+    const uint32_t w = row[i >> 1];
+    return bits_to_float((i & 1) ? (w & 0xffff0000u) : (w << 16));
+  } else {
+    const uint32_t w = row[i >> 1];
+    return f16_bits_to_float(uint16_t((i & 1) ? (w >> 16) : (w & 0xffffu)));
+  }
+}
+
+// Where sequence b starts its walk over its n (head, tile) pairs: a
+// Fibonacci-hash fraction of n, in [0, n). Slots far apart in the pool,
+// read at the same offsets at the same time, cost a tile stream 2.6 % at
+// B=512 (NOTES.md v9); starting each sequence elsewhere spreads the offsets.
+DK_DEVICE uint32_t sequence_rotation(uint32_t b, uint32_t n) {
+  return uint32_t((uint64_t(b * 2654435761u) * n) >> 32);
+}
+
+// The (sequence, value head, V tile) of a block of the one-tile-per-block grids
+// (blocks run tiles fastest, then heads), and its q/k head. The divisions are
+// multiply-shifts (fast_div): they precede the slot load, the first link of
+// every block's critical path. Rotate (the t1 grids): sequence b's blocks take
+// its (head, tile) pairs from sequence_rotation(b, HV * v_tiles) on, wrapping.
+// B=512 in graph 534.75 -> 533.45 us (NOTES.md v9 run 6).
+template <bool Rotate>
+struct block_place {
+  int64_t b;
+  int h, tile, qk_head;
+  DK_DEVICE explicit block_place(const launch_params& lp) : block_place(lp, uint32_t(blockIdx.x)) {}
+  DK_DEVICE block_place(const launch_params& lp, uint32_t block) {
+    if constexpr (Rotate) {
+      const uint32_t per_sequence = uint32_t(lp.v_tiles) * uint32_t(lp.p.hv);
+      const uint32_t bu = lp.by_hv(lp.by_v_tiles(block));
+      uint32_t i = block - bu * per_sequence + sequence_rotation(bu, per_sequence);
+      if (i >= per_sequence) i -= per_sequence;
+      const uint32_t head = lp.by_v_tiles(i);
+      tile = int(i - head * uint32_t(lp.v_tiles));
+      h = int(head);
+      b = int64_t(bu);
+    } else {
+      const uint32_t bh = lp.by_v_tiles(block);
+      tile = int(block - bh * uint32_t(lp.v_tiles));
+      const uint32_t bu = lp.by_hv(bh);
+      h = int(bh - bu * uint32_t(lp.p.hv));
+      b = int64_t(bu);
+    }
+    qk_head = int(lp.by_group(uint32_t(h)));
+  }
+};
+
+// Brings the state tile of one-tile-grid block `block` into L2, its lines
+// spread over the block's threads. The slot is read through L2 (it may be
+// stale before a programmatic wait: then only the prefetch is wasted).
+template <class G>
+DK_DEVICE void prefetch_tile_l2(const launch_params& lp, uint32_t block) {
+  const decode_problem& p = lp.p;
+  const block_place<G::rotated> at(lp, block);
+  int64_t slot = at.b;
+  if (p.indices.data) {
+    const int64_t i = at.b * p.indices.stride[0];
+    slot = p.indices.type == dtype::i64 ? load_l2(static_cast<const int64_t*>(p.indices.data) + i)
+                                        : load_l2(static_cast<const int32_t*>(p.indices.data) + i);
+  }
+  if (slot < 0 || slot >= p.pool_slots) return;
+  const operand& pool = p.pool;
+  const int v0 = at.tile * lp.v_tile;
+  const int v_end = min(v0 + lp.v_tile, p.dv);
+  // K-last: rows v0 .. v_end, each K elements; V-last: K rows, each [v0, v_end).
+  const int rows = G::k_last ? v_end - v0 : p.dk;
+  const int64_t run_bytes = int64_t(G::k_last ? p.dk : v_end - v0) * G::esize;
+  const int lines = int((run_bytes + 127) / 128);
+  const char* base = static_cast<const char*>(pool.data) +
+                     (slot * pool.stride[0] + int64_t(at.h) * pool.stride[1] +
+                      (G::k_last ? int64_t(v0) * pool.stride[2] : int64_t(v0))) * G::esize;
+  for (int i = int(threadIdx.x); i < rows * lines; i += int(blockDim.x)) {
+    const int r = i / lines, l = i - r * lines;
+    const int64_t at_byte = int64_t(l) * 128 < run_bytes ? int64_t(l) * 128 : run_bytes - 1;
+    prefetch_l2(base + int64_t(r) * pool.stride[2] * G::esize + at_byte);
+  }
+}
+
+// Look-ahead (lp.lookahead > 0, set by the host for grids of less than two
+// waves, lookahead = the resident blocks): first thing, a block of the first
+// wave prefetches into L2 the tile of the block that will take its place, so
+// the last, partial wave finds its state there. Only for such grids: on larger
+// ones the prefetching blocks start later by the slot read, and prefetching
+// one or two waves ahead in every block loses its lines from L2 before use
+// (NOTES.md v7).
+template <class G>
+DK_DEVICE void prefetch_ahead(const launch_params& lp) {
+  const uint32_t ahead = uint32_t(blockIdx.x) + uint32_t(lp.lookahead);
+  if (ahead < gridDim.x) prefetch_tile_l2<G>(lp, ahead);
+}
+
+// An activation operand (q, k, v, out) as a T = 1 body reads it: in t1_bf16io
+// instances its dtype is bf16 at compile time (the runtime dtype branches fold
+// away); elsewhere the operand itself.
+template <class G>
+DK_DEVICE decltype(auto) io_operand(const operand& o) {
+  if constexpr (G::bf16io) {
+    operand typed = o;
+    typed.type = dtype::bf16;
+    return typed;
+  } else {
+    return (o);
+  }
+}
+
+// A thread's NR x NC state vectors into its shared-memory slots by cp.async,
+// slot (r, c) at mine[(r * NC + c) * 32] (a warp's copies to one slot are
+// contiguous, and each thread reads back only its own), one commit group per
+// row (ByRow) or per column, so that the sums can start as the first group
+// lands. at(r, c) gives whether the vector is in range (else it is zero-filled
+// from `fallback`, which is never read) and its address.
+struct tile_source {
+  bool valid;
+  const char* at;
+};
+template <int NR, int NC, bool ByRow, class At>
+DK_DEVICE void copy_tile_async(u32x4* mine, const char* fallback, At&& at) {
+  constexpr int NO = ByRow ? NR : NC, NI = ByRow ? NC : NR;
+#pragma unroll
+  for (int o = 0; o < NO; ++o) {
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+      const int r = ByRow ? o : i, c = ByRow ? i : o;
+      const tile_source v = at(r, c);
+      copy16_async(mine + (r * NC + c) * kWarpSize, v.valid ? v.at : fallback, v.valid);
+    }
+    copy16_async_commit();
+  }
+}
+
+// Slot i of a thread's shared-memory tile (mine[i * 32]) as its 4 state words.
+DK_DEVICE void read_slot(const u32x4* mine, int i, uint32_t (&w)[4]) {
+  const u32x4 v = mine[i * kWarpSize];
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+}
+// The rank-1 update of one 16-byte vector of state S: element e becomes
+// d * S_e + add(e) in fp32, rounded once to S and repacked for the store.
+template <dtype S, class Add>
+DK_DEVICE u32x4 decay_add(const uint32_t (&w)[4], float d, Add&& add) {
+  uint32_t n[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (S == dtype::f32) {
+      n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, add(j)));
+    } else {
+      n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, add(2 * j)),
+                            fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, add(2 * j + 1)));
+    }
+  }
+  return u32x4{n[0], n[1], n[2], n[3]};
+}
+
+}  // namespace dk::gpu::decode_detail
