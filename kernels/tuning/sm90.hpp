@@ -175,7 +175,7 @@ struct decode_tuning<90> {
   static constexpr int programmatic_late_prefetch_vlast_blocks_per_sm = 2;
   // T = 2..16 with bf16 I/O, K-last state (decode_mode::tn_bf16io): 16 lanes x
   // 8 keys x 4 rows per thread (the t1 fp32 tile, 4 KB per warp at fp32), at
-  // most 128 registers (16 warps per SM). NOTES.md v22 run 1, decode-ab, 3
+  // most 96 registers (21 warps per SM; below). NOTES.md v22 run 1, decode-ab, 3
   // rounds, T = 4 with PDL, general / 80 registers (168-232 bytes spilled) / 96
   // (8-112) / 128 (none): fp32 B=1 12.22 / 6.82 / 6.66 / 6.31 us, B=8 23.29 /
   // 22.86 / 20.44 / 17.20, B=32 65.46 / 68.33 / 62.07 / 59.84, B=128 226.54 /
