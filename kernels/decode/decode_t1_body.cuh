@@ -114,9 +114,20 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // 3. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once.
   const operand& pool = p.pool;
-  const int64_t row_stride = pool.stride[2];
   auto row_of = [&](int r) { return KL ? krow_value(r) : key0(0) + r; };     // pool row
   auto col_of = [&](int c) { return KL ? key0(c) : vchunk_value(c); };      // first column
+  // Byte offset of vector (r, c) in a head: one per-lane part (its first row and
+  // column) plus warp-uniform row and column steps, so that no per-lane address of
+  // every vector stays live from the loads to the stores (B=1 in graph 4.28 ->
+  // 4.15 us, V-last bf16 state B=512 304.8 -> 296.0). The V-last register tile keeps
+  // an offset per vector: with the steps its bf16-state B=32 lost 5 % (NOTES.md v24 run 4).
+  const int64_t lane_off = (int64_t(row_of(0)) * pool.stride[2] + col_of(0)) * ES;
+  const int64_t row_step = int64_t(KL ? LV : 1) * pool.stride[2] * ES;
+  constexpr int col_step = (KL ? LK : LV) * VEC * ES;
+  auto vec_off = [&](int r, int c) -> int64_t {
+    if constexpr (!KL && !G::smem_state) return (int64_t(row_of(r)) * pool.stride[2] + col_of(c)) * ES;
+    else return lane_off + r * row_step + c * col_step;
+  };
   auto in_range = [&](int r, int c) { return KL ? row_of(r) < V : col_of(c) < V; };
   const char* head = static_cast<const char*>(pool.data) +
                      (slot * pool.stride[0] + int64_t(h) * pool.stride[1]) * ES;
@@ -133,7 +144,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     extern __shared__ f32x4 smem_vec[];
     mine = reinterpret_cast<u32x4*>(smem_vec) + t1_red_vectors(WK, lp.v_tile) + warp * (NR * NC * kWarpSize) + lane;
     copy_tile_async<NR, NC, true>(mine, head, [&](int r, int c) {
-      return tile_source{in_range(r, c), head + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES};
+      return tile_source{in_range(r, c), head + vec_off(r, c)};
     });
   } else {
 #pragma unroll
@@ -142,7 +153,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       for (int c = 0; c < NC; ++c) {
         u32x4 x{0u, 0u, 0u, 0u};
         if (in_range(r, c)) {
-          const char* at = head + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
+          const char* at = head + vec_off(r, c);
           x = G::stream_state ? load16_stream(at) : load16(at);
         }
         s[r][4 * c] = x.x, s[r][4 * c + 1] = x.y, s[r][4 * c + 2] = x.z, s[r][4 * c + 3] = x.w;
@@ -312,7 +323,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
         uint32_t w[4];
         read_slot(mine, r * NC + c, w);
         const u32x4 n = decay_add<S>(w, d, [&](int e) { return kf[r] * uk[c * VEC + e]; });
-        if (in_range(r, c)) store16(dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES, n);
+        if (in_range(r, c)) store16(dst + vec_off(r, c), n);
       }
   } else {
 #pragma unroll
@@ -339,7 +350,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #pragma unroll
       for (int c = 0; c < NC; ++c)
         if (in_range(r, c)) {
-          char* at = dst + (int64_t(row_of(r)) * row_stride + col_of(c)) * ES;
+          char* at = dst + vec_off(r, c);
           const u32x4 x{s[r][4 * c], s[r][4 * c + 1], s[r][4 * c + 2], s[r][4 * c + 3]};
           if (G::stream_state) store16_stream(at, x);
           else store16(at, x);
