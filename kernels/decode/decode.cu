@@ -152,7 +152,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
 // What a table slot holds: the launcher and its name's variant (kNames' second index).
 struct entry {
   launch_fn fn;
-  int variant;  // 0 general, 1 t1 / t1_small, 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide), 5 tn_bf16io
+  int variant;  // 0 general, 1 t1 / t1_small(_bf16io), 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide), 5 tn_bf16io
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -223,6 +223,13 @@ constexpr entry instance() {
       return entry_of<F, C, S, L, decode_mode::t1_pipe>();
     else
       return entry_of<F, C, S, L, decode_mode::t1>();
+  } else if constexpr (M == decode_mode::t1_small_bf16io) {
+    // mode_for picks it only where t1_small_bf16io_takes.
+    if constexpr (tuning::t1_small_bf16io_takes<tuning::decode_tuning<F>>(L == state_layout::k_last,
+                                                                        S == dtype::f32 ? 4 : 2))
+      return entry_of<F, C, S, L, decode_mode::t1_small_bf16io>();
+    else
+      return instance<F, C, S, L, decode_mode::t1_small>();
   } else if constexpr (M == decode_mode::t1_small) {
     constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1>::shape;
     constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small>::shape;
@@ -250,7 +257,8 @@ constexpr entry kLaunch[tuning::kDecodeModes][3][3][2] = {
   { DK_ROW(M, decode_class::k128), DK_ROW(M, decode_class::k64), DK_ROW(M, decode_class::generic) }
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
     DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem),
-    DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io)
+    DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io),
+    DK_MODE(decode_mode::t1_small_bf16io)
 #undef DK_MODE
 #undef DK_ROW
 };

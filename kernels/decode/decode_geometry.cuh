@@ -39,9 +39,12 @@ struct geometry {
   static constexpr bool tn = M == decode_mode::tn_bf16io;
   static constexpr bool t1 = M != decode_mode::general && !tn;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
-  static constexpr bool small = M == decode_mode::t1_small;
+  static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
   static constexpr bool bf16io =
       M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
+  // q, k, v and the output are bf16 at compile time (io_operand): the bf16-I/O
+  // modes and t1_small_bf16io (the t1 body on small grids).
+  static constexpr bool typed_io = bf16io || M == decode_mode::t1_small_bf16io;
   // Blocks take each sequence's tiles from a rotated start (block_place): the
   // multi-wave T = 1 grids. t1_small's grids are under a wave (the rotation
   // would only lengthen the path to the slot load); t1_pipe rotates its walk.

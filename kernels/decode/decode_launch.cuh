@@ -214,7 +214,11 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
-  if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units) return decode_mode::t1_small;
+  if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units)
+    return bf16_activations && tuning::t1_small_bf16io_takes<table>(p.r.layout == state_layout::k_last,
+                                                                    p.pool.type == dtype::f32 ? 4 : 2)
+               ? decode_mode::t1_small_bf16io
+               : decode_mode::t1_small;
   // bf16 activations: K-last the bf16-I/O body (fp32 state on grids of up to
   // one wave of its 32 blocks per SM, or of many waves: its shared-memory
   // variant, fewer registers; in between the register tile keeps its

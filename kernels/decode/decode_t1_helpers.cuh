@@ -189,11 +189,11 @@ DK_DEVICE void prefetch_ahead(const launch_params& lp) {
 }
 
 // An activation operand (q, k, v, out) as a T = 1 body reads it: in t1_bf16io
-// instances its dtype is bf16 at compile time (the runtime dtype branches fold
-// away); elsewhere the operand itself.
+// and t1_small_bf16io instances its dtype is bf16 at compile time (the runtime
+// dtype branches fold away); elsewhere the operand itself.
 template <class G>
 DK_DEVICE decltype(auto) io_operand(const operand& o) {
-  if constexpr (G::bf16io) {
+  if constexpr (G::typed_io) {
     operand typed = o;
     typed.type = dtype::bf16;
     return typed;

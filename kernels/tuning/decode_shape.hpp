@@ -47,6 +47,10 @@ struct decode_shape {
 //             fewer than t1_small_heads_per_sm * SMs (sequence, head) pairs:
 //             fewer elements per thread, more blocks, a shorter chain per block
 //             (latency-bound small batches).
+//   t1_small_bf16io  t1_small when q, k, v and the output are all bf16, the
+//             state is K-last and 16-bit and the family's t1_small_bf16io is
+//             set: the same body with the activation types fixed at compile
+//             time (no dtype branches).
 //   t1_pipe   T = 1, gate none or scalar, K = 64 or 128, for grids of at least
 //             t1_pipe_min_heads_of(...) * SMs (sequence, head) pairs: persistent
 //             walkers (K-last: warps, V-last: blocks) stream tiles through a ring
@@ -88,9 +92,10 @@ enum class decode_mode : int {
   t1_bf16io = 4,
   t1_bf16io_smem = 5,
   t1_bf16io_smem_wide = 6,
-  tn_bf16io = 7
+  tn_bf16io = 7,
+  t1_small_bf16io = 8
 };
-constexpr int kDecodeModes = 8;
+constexpr int kDecodeModes = 9;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -109,6 +114,8 @@ constexpr int kDecodeModes = 8;
 //   t1_kernels         whether T = 1 takes the t1 kernels at all;
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
+//   t1_small_bf16io    whether small grids with bf16 activations and K-last 16-bit
+//                      state take t1_small_bf16io;
 //   t1_pipe_{f32,b16}_min_heads_per_sm         where t1_pipe takes over for K-last
 //                      fp32 / 16-bit state (0: never; only sm_90+, which has bulk
 //                      copies), with a ring of t1_pipe_stages tiles per warp
@@ -201,6 +208,13 @@ constexpr decode_shape t1_shape_from(decode_class c, bool k_last, int state_byte
   }
   const int wv = max_warps_v / wk > 0 ? max_warps_v / wk : 1;
   return {l, 1, rows, wk, wv};
+}
+
+// Whether small grids with bf16 activations take t1_small_bf16io for a layout and
+// state width: the one rule both the mode choice and the kernel instantiation follow.
+template <class Table>
+constexpr bool t1_small_bf16io_takes(bool k_last, int state_bytes) {
+  return Table::t1_small_bf16io && k_last && state_bytes == 2;
 }
 
 // Where t1_pipe takes over (heads per SM; 0: never) for a layout and state width:

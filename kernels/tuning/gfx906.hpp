@@ -39,6 +39,7 @@ struct decode_tuning<906> {
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
   static constexpr int t1_min_blocks_per_sm = 4;
   static constexpr int t1_small_heads_per_sm = 1;
+  static constexpr bool t1_small_bf16io = false;  // not measured on gfx906
   // Small grids: blocks of up to t1_small_max_warps_v warps, at least
   // t1_small_min_blocks_per_sm per SM (fewer, larger blocks than 1-warp ones:
   // each block costs the launch about a nanosecond, exposed when there is little data).

@@ -68,6 +68,12 @@ struct decode_tuning<90> {
   // one-tile warps, 1.1 waves) the t1 grid: NOTES.md v6, dk_bench, B=8 15.65 ->
   // 15.31 us isolated, 12.75 -> 12.56 in graph (2 heads per SM before).
   static constexpr int t1_small_heads_per_sm = 1;
+  // Small grids with bf16 q/k/v/out and K-last 16-bit state: the same body with
+  // the activation types fixed at compile time (decode_mode::t1_small_bf16io).
+  // NOTES.md v24 run 5, decode-ab, 3 rounds, in graph (PDL): bf16 state B=1 3.83
+  // -> 3.77 us (2.87 -> 2.83), contest 3.42 -> 3.32 (2.47 -> 2.37); fp32 state
+  // lost with it (B=1 4.14 -> 4.19, contest 3.23 -> 3.29) and keeps t1_small.
+  static constexpr bool t1_small_bf16io = true;
   // Small grids: blocks of up to t1_small_max_warps_v warps, at least
   // t1_small_min_blocks_per_sm per SM (fewer, larger blocks than 1-warp ones:
   // each block costs the launch about a nanosecond, exposed when there is little data).

@@ -262,6 +262,8 @@ const kernel_choice kH200Kernels[] = {
     {"t1 bf16io smem wide klast f32 raw B=72 idx64 strided pad", "decode_kv128_t1bf16smem"},
     {"t1 bf16io smem wide klast f32 K=64 B=80 token_slots idx64", "decode_kv64_t1bf16smem"},
     {"t1 small bf16 io klast f32 K=64 V=48 pad", "decode_kv64_t1"},
+    {"t1 small bf16 io klast bf16 state raw K=128 V=80 pad", "decode_kv128_t1"},
+    {"t1 small bf16 io klast f16 state K=64 GVA2 token_slots strided", "decode_kv64_t1"},
     {"t1 pipe klast bf16 state io f32 raw B=80 GVA4 strided pad", "decode_kv128_t1pipe"},
     {"t1 bf16io smem klast bf16 state B=72 out_slots pad", "decode_kv128_t1bf16smem"},
     {"t1 bf16io smem klast f16 state V=80 token_slots idx64 strided", "decode_kv128_t1bf16smem"},
@@ -773,6 +775,22 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.logit = c.l2norm = true;
     c.io = elem::bf16;
     c.padding = true;
+    add(c);
+  }
+  // t1_small_bf16io (small grids, bf16 I/O, K-last 16-bit state).
+  {
+    case_desc c{"t1 small bf16 io klast bf16 state raw K=128 V=80 pad", 3, 1, 2, 4, 128, 80};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 small bf16 io klast f16 state K=64 GVA2 token_slots strided", 2, 1, 2, 4, 64, 128};
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.strided = true;
+    c.l2norm = true;
     add(c);
   }
   // t1_bf16io_smem with 16-bit state (bf16 I/O, K = 128, from 528 heads on
