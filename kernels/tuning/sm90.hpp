@@ -119,14 +119,17 @@ struct decode_tuning<90> {
   // 26.18 -> 21.23 us, B=128 85.09 -> 74.38, B=512 293.39 -> 281.71 (64
   // registers spill 112 bytes: 372.5 at B=512; 72 spill 48 bytes: 284.4).
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 4, t1_bf16io_smem_b16_bound = 768;
-  // V-last 16-bit state (bf16 I/O) from 8 heads per SM, where t1_pipe took
-  // over before: the t1 V-last body (4 warps along K) with its tile through
+  // V-last 16-bit state (bf16 I/O) from 4 heads per SM (8 before NOTES.md v24
+  // run 7, where t1_pipe took over earlier): the t1 V-last body (4 warps along K) with its tile through
   // shared memory, its lanes along V first (v_major_lanes). NOTES.md v14,
   // decode-ab, 3 rounds, with PDL, pipe -> this: bf16 state B=128 88.29 ->
   // 83.23 us, B=512 317.16 -> 314.80 (B=32, on t1: 24.32 against the V-major
   // register tile's 23.69). Before the lane order, the same body lost 15-27 %
-  // (NOTES.md v10 run 6, v14 run 1).
-  static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 8;
+  // (NOTES.md v10 run 6, v14 run 1). With the tile's uniform address steps
+  // (v24 run 4) it also beats the register tile at B=32 (7.8 heads per SM):
+  // v24 run 7, decode-ab, 3 rounds, 8 -> 4, in graph 24.96 -> 24.62 us, with
+  // PDL 23.67 -> 23.46, isolated 27.55 -> 26.91.
+  static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 4;
   // V-last fp32 state (bf16 I/O) from 4 heads per SM (fp32 B >= 17), as K-last:
   // the same body with 2 warps along V (blocks of 8 warps, 256 bytes of every
   // key row: 32 KB tiles, 4 blocks per SM). NOTES.md v14 run 7, decode-ab, 3

@@ -272,6 +272,7 @@ const kernel_choice kH200Kernels[] = {
     {"t1 pipe klast bf16 state K=128 V=80 none", "decode_kv128_t1pipe"},
     {"chunked pipe klast f16 state K=64 B=3168 pad", "decode_kv64_t1pipe"},
     {"t1 bf16io smem vlast bf16 state raw B=144 GVA4 pad", "decode_kv128_vlast_t1bf16smem"},
+    {"t1 bf16io smem vlast bf16 state B=80 out_slots (6 heads per SM)", "decode_kv128_vlast_t1bf16smem"},
     {"t1 bf16io smem vlast f16 state K=64 V=48 B=272 token_slots strided", "decode_kv64_vlast_t1bf16smem"},
     {"t1 pipe vlast f16 state K=64 V=48 out_slots strided", "decode_kv64_vlast_t1pipe"},
     {"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", "decode_kv128_vlast_t1pipe"},
@@ -849,7 +850,7 @@ std::vector<case_desc> check_cases(bool small) {
     c.padding = c.l2norm = true;
     add(c);
   }
-  // t1_bf16io_smem V-last (16-bit state, bf16 I/O, >= 1056 heads on 132 SMs;
+  // t1_bf16io_smem V-last (16-bit state, bf16 I/O, >= 528 heads on 132 SMs;
   // V = 48: a partial tile).
   {
     case_desc c{"t1 bf16io smem vlast bf16 state raw B=144 GVA4 pad", 144, 1, 2, 8, 128, 128};
@@ -857,6 +858,14 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.logit = c.l2norm = true;
     c.io = c.gates = c.state = elem::bf16;
     c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem vlast bf16 state B=80 out_slots (6 heads per SM)", 80, 1, 2, 10, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = true;
     add(c);
   }
   {
