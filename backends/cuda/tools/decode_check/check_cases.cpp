@@ -1,0 +1,450 @@
+// The correctness cases of dk_cuda_decode_check, in the order they run.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "decode_check.hpp"
+
+namespace dkc {
+
+std::vector<case_desc> check_cases(bool small) {
+  std::vector<case_desc> cs;
+  auto add = [&](case_desc c) { cs.push_back(c); };
+  // Qwen3-Next shaped, raw gates, beta logit, l2norm, bf16 io: the engine's call.
+  for (int T : {1, 2, 4, 16}) {
+    case_desc c{"gdn raw T=" + std::to_string(T) + " bf16io f32state", 5, T, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn log fp32 K=V=128 T=4 pad", 7, 4, 2, 4, 128, 128};
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn bf16 state T=2", 4, 2, 2, 4, 128, 128};
+    c.state = elem::bf16;
+    c.io = elem::bf16;
+    add(c);
+  }
+  {
+    case_desc c{"gdn fp16 state+io T=3 GVA4", 3, 3, 1, 4, 128, 128};
+    c.state = elem::f16;
+    c.io = elem::f16;
+    add(c);
+  }
+  {
+    case_desc c{"deltanet none K=V=64 fp32 idx64", 6, 2, 2, 2, 64, 64};
+    c.gate = DK_GATE_NONE;
+    c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"kda per-key raw K=V=128 T=4", 3, 4, 2, 2, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.logit = c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"kda per-key log vlast T=2", 3, 2, 2, 4, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    add(c);
+  }
+  {
+    case_desc c{"gdn vlast bf16 state T=4 out_slots", 5, 4, 2, 4, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.out_slots = true;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn token_slots T=4 strided", 4, 4, 2, 4, 128, 128};
+    c.token_slots = true;
+    c.strided = true;
+    c.raw = true;
+    add(c);
+  }
+  {
+    case_desc c{"gdn misaligned bf16 pool T=2", 3, 2, 2, 2, 128, 128};
+    c.state = elem::bf16;
+    c.misaligned = true;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=96 V=80 T=3", 3, 3, 1, 2, 96, 80};
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=256 V=256 per-key T=16 bf16 state", 2, 16, 1, 2, 256, 256};
+    c.gate = DK_GATE_PER_KEY;
+    c.state = elem::bf16;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=16 V=32 vlast T=5", 3, 5, 1, 1, 16, 32};
+    c.layout = DK_STATE_V_LAST;
+    add(c);
+  }
+  {
+    case_desc c{"generic K=48 V=144 vlast f16 raw", 2, 2, 2, 2, 48, 144};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::f16;
+    c.raw = true;
+    add(c);
+  }
+  {
+    case_desc c{"K=64 V=128 vlast bf16 gates scale=0.3", 4, 2, 2, 4, 64, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.gates = elem::bf16;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"K=128 V=64 klast GVA2 T=16", 3, 16, 2, 4, 128, 64};
+    c.logit = true;
+    add(c);
+  }
+  {
+    case_desc c{"K=V=64 vlast bf16 state token_slots", 3, 3, 1, 2, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.token_slots = true;
+    add(c);
+  }
+  // T = 1 (the t1 kernels): both layouts and grid sizes (t1_small below
+  // t1_small_heads_per_sm * SMs heads, t1 above), every state dtype, K = 64/128.
+  {
+    case_desc c{"t1 klast bf16 state raw B=24 out_slots pad", 24, 1, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 klast f32 raw B=40 GVA4 strided", 40, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 klast f16 state none K=64 V=128", 5, 1, 2, 4, 64, 128};
+    c.gate = DK_GATE_NONE;
+    c.io = c.state = elem::f16;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 klast f32 K=128 V=80 token_slots", 6, 1, 2, 4, 128, 80};
+    c.token_slots = true;
+    c.logit = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  // t1_bf16io (K-last, bf16 q/k/v/out, from 132 heads on 132 SMs; below, t1_small
+  // with bf16 I/O): fp32 and fp16 state, K = 64/128, partial tiles.
+  {
+    case_desc c{"t1 bf16io klast f32 raw B=40 GVA4 strided pad", 40, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 small bf16 io klast f32 K=128 V=80 token_slots idx64", 6, 1, 2, 4, 128, 80};
+    c.io = c.gates = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    c.logit = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io klast f32 K=64 V=128 out_slots", 40, 1, 4, 8, 64, 128};
+    c.raw = c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = true;
+    add(c);
+  }
+  // t1_bf16io_smem (K-last fp32 state, 132 to 263 heads on 132 SMs, or from
+  // 528 on as t1_bf16io_smem_wide, the same name): the state through shared
+  // memory, padding, strides, per-token slots, separate output slots; the wide
+  // instance's slot words with int32 (B=72 out_slots) and int64 indices, -1
+  // padding included.
+  {
+    case_desc c{"t1 bf16io smem klast f32 raw B=20 GVA4 strided pad", 20, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem klast f32 raw B=72 out_slots pad", 72, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem wide klast f32 raw B=72 idx64 strided pad", 72, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.idx64 = c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem wide klast f32 K=64 B=80 token_slots idx64", 80, 1, 4, 8, 64, 128};
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem klast f32 K=64 V=112 token_slots idx64", 24, 1, 4, 8, 64, 112};
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io klast f16 state K=128 none B=33", 33, 1, 1, 8, 128, 128};
+    c.gate = DK_GATE_NONE;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 small bf16 io klast f32 K=64 V=48 pad", 3, 1, 1, 2, 64, 48};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  // t1_small_bf16io (small grids, bf16 I/O, K-last 16-bit state).
+  {
+    case_desc c{"t1 small bf16 io klast bf16 state raw K=128 V=80 pad", 3, 1, 2, 4, 128, 80};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 small bf16 io klast f16 state K=64 GVA2 token_slots strided", 2, 1, 2, 4, 64, 128};
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.strided = true;
+    c.l2norm = true;
+    add(c);
+  }
+  // t1_bf16io_smem with 16-bit state (bf16 I/O, K = 128, from 528 heads on
+  // 132 SMs): padding, separate output slots, per-token slots, strides, V = 80
+  // (5 of the 16-row tiles per head).
+  {
+    case_desc c{"t1 bf16io smem klast bf16 state B=72 out_slots pad", 72, 1, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem klast f16 state V=80 token_slots idx64 strided", 68, 1, 2, 8, 128, 80};
+    c.l2norm = c.logit = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.idx64 = c.strided = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  // t1_pipe (K-last 16-bit state, at least t1_pipe_b16_min_heads_per_sm * SMs
+  // heads: 528 on 132 SMs; with bf16 I/O only where the bf16-I/O tile does not
+  // fit, K = 64).
+  {
+    case_desc c{"t1 pipe klast bf16 state io bf16 K=64 B=72 pad", 72, 1, 2, 8, 64, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe klast bf16 state io f32 raw B=80 GVA4 strided pad", 80, 1, 2, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.state = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe klast f16 state K=64 V=128 idx64 token_slots", 160, 1, 2, 4, 64, 128};
+    c.io = c.state = elem::f16;
+    c.idx64 = c.token_slots = true;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe klast bf16 state K=128 V=80 none", 136, 1, 1, 4, 128, 80};
+    c.gate = DK_GATE_NONE;
+    c.state = elem::bf16;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {  // >= t1_pipe_chunk_min_tiles_per_warp tiles per warp: chunks dealt round-robin
+    case_desc c{"chunked pipe klast f16 state K=64 B=3168 pad", 3168, 1, 2, 8, 64, 128};
+    c.state = elem::f16;
+    c.padding = c.l2norm = true;
+    add(c);
+  }
+  // t1_bf16io_smem V-last (16-bit state, bf16 I/O, >= 528 heads on 132 SMs;
+  // V = 48: a partial tile).
+  {
+    case_desc c{"t1 bf16io smem vlast bf16 state raw B=144 GVA4 pad", 144, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem vlast bf16 state B=80 out_slots (6 heads per SM)", 80, 1, 2, 10, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem vlast f16 state K=64 V=48 B=272 token_slots strided", 272, 1, 2, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.strided = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  // t1_pipe V-last (16-bit state with other activation dtypes, >= 1056 heads on
+  // 132 SMs; V = 48: a partial tile).
+  {
+    case_desc c{"t1 pipe vlast f16 state K=64 V=48 out_slots strided", 272, 1, 2, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::f16;
+    c.out_slots = c.strided = c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 pipe vlast bf16 state io f32 K=128 V=192 token_slots idx64", 132, 1, 1, 8, 128, 192};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast f32 io f32 token_slots strided", 5, 1, 2, 4, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.token_slots = c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast bf16 state raw B=40 pad", 40, 1, 4, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast bf16 state K=V=64 idx64 out_slots", 7, 1, 1, 4, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.state = elem::bf16;
+    c.idx64 = c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast f16 state K=128 V=48 none", 3, 1, 1, 2, 128, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.gate = DK_GATE_NONE;
+    c.io = c.state = elem::f16;
+    add(c);
+  }
+  {  // the t1 grid (>= 132 heads): lanes along V first; V = 48: a partial tile
+    case_desc c{"t1 vlast f16 state K=64 V=48 B=40 out_slots", 40, 1, 1, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.logit = c.l2norm = true;
+    c.state = elem::f16;
+    c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 vlast f32 K=64 V=256 raw bf16 gates", 4, 1, 2, 2, 64, 256};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.gates = elem::bf16;
+    add(c);
+  }
+  // fp32 state V-last with bf16 activations on the t1 grid (>= 132 heads):
+  // decode_mode::t1_bf16io runs the t1 body with compile-time dtypes.
+  {
+    case_desc c{"t1 bf16io vlast f32 raw B=40 GVA4 strided pad", 40, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io vlast f32 K=64 V=48 out_slots idx64", 40, 1, 1, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    // The slot as two 32-bit words (load_index_words): int64, -1 and out of range.
+    case_desc c{"t1 bf16io vlast f32 K=128 idx64 pad", 40, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
+    c.idx64 = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io vlast f32 smem B=80 GVA4 strided pad", 80, 1, 2, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io vlast f32 smem K=64 V=48 B=160 out_slots idx64", 160, 1, 1, 4, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.out_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key (general kernel)", 4, 1, 2, 4, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.l2norm = true;
+    add(c);
+  }
+  if (small) {  // the sanitizer subset: one of each kernel family, small shapes
+    std::vector<case_desc> sub;
+    for (size_t i : {size_t(1), size_t(4), size_t(7), size_t(9), size_t(10), size_t(11), size_t(12),
+                     size_t(13), size_t(15), size_t(17), size_t(19)})
+      if (i < cs.size()) sub.push_back(cs[i]);
+    for (auto& c : sub) c.B = std::min(c.B, 3);
+    for (const case_desc& c : cs)  // the T = 1 kernels, both grid sizes (B = 24, 40 stay)
+      if (c.name.rfind("t1 ", 0) == 0) sub.push_back(c);
+    return sub;
+  }
+  return cs;
+}
+
+}  // namespace dkc
