@@ -200,7 +200,9 @@ struct decode_tuning<90> {
   // decode-ab, 2 rounds, T = 4 with PDL, fp32 at 128 registers (115 used) / 96:
   // B=1 5.82 / 5.72 us, B=8 15.76 / 16.31, B=32 55.91 / 52.72, B=128 211.70 /
   // 195.69; 16-bit state at 96 no longer spills: B=32 46.36 -> 44.48, B=128
-  // 171.20 -> 163.06.
+  // 171.20 -> 163.06. 16-bit state keeps 576: on sm_90a bound 640 gives it the
+  // same SASS, but on sm_100a and sm_120a two of its instances spill 28 bytes
+  // at 640 and none at 576 (ptxas, compiled only).
   static constexpr bool tn_bf16io = true;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4;
   static constexpr int tn_bf16io_bound = 640, tn_bf16io_bound16 = 576;
