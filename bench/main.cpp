@@ -378,6 +378,9 @@ int bench_main(int argc, char** argv) {
     return 2;
   }
   std::unique_ptr<dk_context, dk_status (*)(dk_context*)> ctx_guard(ctx, dk_context_destroy);
+  // The base columns (isolated, in graph, host) launch the ordinary way; where the
+  // context takes programmatic launch (its default there) the pdl columns turn it on.
+  dk_context_set_option(ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, 0);
 
   run_info run;
   run.commit = o.commit;

@@ -465,7 +465,9 @@ def main():
            "The percentage is of the copy bandwidth, as above.",
            "- Decode *in graph, PDL* (CUDA, sm_90+): the same graph captured with "
            "`DK_OPTION_PROGRAMMATIC_LAUNCH` on, so that each call's launch overlaps the end of "
-           "the one before (runs since 737afce).",
+           "the one before (runs since 737afce). A CUDA context of sm_90 or newer has the option "
+           "on by default in the code today; dk_bench "
+           "turns it off for every other column, isolated, *in graph* and *host/call*.",
            "- Prefill **TFLOP/s** = 4·Ntok·HV·K·V / time, the convention peers publish (not the "
            "FLOPs the chunked algorithm executes).",
            "- *compiled, not run here* columns: targets this build compiles for but that no "

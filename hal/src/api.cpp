@@ -14,7 +14,8 @@
 struct dk_context {
   const dk::backend_vtable* backend;
   dk::device_handle device;
-  std::atomic<bool> programmatic_launch{false};  // DK_OPTION_PROGRAMMATIC_LAUNCH
+  // DK_OPTION_PROGRAMMATIC_LAUNCH; dk_context_create sets it where the device takes it.
+  std::atomic<bool> programmatic_launch{false};
 };
 
 namespace {
@@ -111,6 +112,12 @@ DK_API dk_status dk_context_create(dk_backend backend, int32_t device_id,
     delete ctx;
     return s;
   }
+  // Programmatic launch is on by default wherever the device takes it: results are
+  // bit for bit those of a normal launch, and it saves launch time on every call
+  // (the check's refusal text is cleared by ok() below).
+  const auto takes_programmatic = be->programmatic_launch_check;
+  ctx->programmatic_launch.store(takes_programmatic && takes_programmatic(&ctx->device) == DK_STATUS_SUCCESS,
+                                 std::memory_order_relaxed);
   *out_context = ctx;
   return ok();
 }

@@ -1,6 +1,7 @@
-// CUDA only: DK_OPTION_PROGRAMMATIC_LAUNCH. Decode steps chained on one stream, each reading
-// the state the step before it wrote in place, must give bit for bit what normal launches
-// give (SPEC §8 determinism), eagerly and captured in one graph. A kernel that touched an
+// CUDA only: DK_OPTION_PROGRAMMATIC_LAUNCH, on by default from sm_90. Decode steps chained on
+// one stream, each reading the state the step before it wrote in place, must give bit for bit
+// what normal launches give (SPEC §8 determinism), eagerly and captured in one graph, also
+// with other work (copies, a second stream) between the steps. A kernel that touched an
 // operand before waiting for the previous one would read a state still being written.
 #include <cstdio>
 
@@ -46,21 +47,30 @@ dk_status set_programmatic(bool on) {
   return dk_context_set_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, on ? 1 : 0);
 }
 
+int64_t programmatic_now() {
+  int64_t value = -1;
+  DK_REQUIRE_OK(dk_context_get_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, &value));
+  return value;
+}
+
 // False when this device cannot launch programmatically; then it must refuse the option
 // with UNSUPPORTED, and the case prints the line ctest reports as a skip (CMakeLists.txt).
 bool device_takes_option() {
+  const int64_t before = programmatic_now();
   const dk_status s = set_programmatic(true);
-  if (s == DK_STATUS_SUCCESS) return set_programmatic(false) == DK_STATUS_SUCCESS;
+  if (s == DK_STATUS_SUCCESS) return dk_context_set_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, before) == DK_STATUS_SUCCESS;
   CHECK(s == DK_STATUS_UNSUPPORTED);
   if (s == DK_STATUS_UNSUPPORTED)
     std::printf("SKIP: programmatic launch unsupported on this device: %s\n", dk_last_error());
   return false;
 }
 
-// Programmatic launch on for a scope, off again however the scope ends.
-struct programmatic_on {
-  programmatic_on() { DK_REQUIRE_OK(set_programmatic(true)); }
-  ~programmatic_on() { set_programmatic(false); }
+// Programmatic launch on or off for a scope; the value before comes back however the
+// scope ends (the context is every case's).
+struct programmatic_scope {
+  explicit programmatic_scope(bool on) : before(programmatic_now()) { DK_REQUIRE_OK(set_programmatic(on)); }
+  ~programmatic_scope() { dk_context_set_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, before); }
+  int64_t before;
 };
 
 // kSteps decode calls on `p`, in place, on `stream`: the first status that is not SUCCESS.
@@ -72,11 +82,10 @@ dk_status run_chain(decode_problem& p, void* stream) {
   return DK_STATUS_SUCCESS;
 }
 
-
-// For every case: the normal chain on one problem, `programmatic_chain(problem, stream)` on a
-// twin (same seed), then both downloaded and compared byte for byte.
+// For every case: `chain(problem, stream)` with programmatic launch off on one problem and
+// on on a twin (same seed), then both downloaded and compared byte for byte.
 template <class Chain>
-void compare_with_normal_chain(Chain&& programmatic_chain) {
+void compare_with_normal_chain(Chain&& chain) {
   void* stream = nullptr;
   DK_REQUIRE_OK(dk_stream_create(ctx(), &stream));
   for (const chain_case& c : kCases) {
@@ -87,8 +96,14 @@ void compare_with_normal_chain(Chain&& programmatic_chain) {
     const std::vector<unsigned char> initial_pool = normal.pool.buf->host;
     normal.upload(stream);
     programmatic.upload(stream);
-    DK_REQUIRE_OK(run_chain(normal, stream));
-    programmatic_chain(programmatic, stream);
+    {
+      const programmatic_scope off(false);
+      chain(normal, stream);
+    }
+    {
+      const programmatic_scope on(true);
+      chain(programmatic, stream);
+    }
     normal.download(stream);
     programmatic.download(stream);
     // The chain did something: the pool moved away from its initial values.
@@ -98,30 +113,91 @@ void compare_with_normal_chain(Chain&& programmatic_chain) {
   DK_REQUIRE_OK(dk_stream_destroy(ctx(), stream));
 }
 
+// Runs the graph `capture` makes of `chain(p, s)` (with the context's option as it is now).
+template <class Chain>
+void capture_and_run(decode_problem& p, void* stream, Chain&& chain) {
+  const cudaGraphExec_t exec = capture(stream, [&](void* s) { return chain(p, s); });
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  cudaGraphExecDestroy(exec);
+}
+
+// Decode steps with other work between them, on `stream` and a second stream `side`:
+// step 0 first (in a capture: the graph's first node), then by turns a memset of q's
+// bytes on `stream`, a memset of v's bytes on `side` joined back by events (two
+// dependencies), and nothing (decode after decode).
+struct mixed_work {
+  cudaStream_t side = nullptr;
+  cudaEvent_t forked = nullptr, joined = nullptr;
+  mixed_work() {
+    REQUIRE(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess);
+    REQUIRE(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming) == cudaSuccess);
+    REQUIRE(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming) == cudaSuccess);
+  }
+  ~mixed_work() {
+    cudaEventDestroy(joined);
+    cudaEventDestroy(forked);
+    cudaStreamDestroy(side);
+  }
+  static void* bytes_of(tensor& t) { return static_cast<unsigned char*>(t.buf->dev) + t.first_byte(); }
+  static size_t span_of(const tensor& t) { return t.end_byte() - t.first_byte(); }
+
+  dk_status chain(decode_problem& p, void* stream) {
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const dk_decode_args a = p.args();
+    for (int step = 0; step < kSteps; ++step) {
+      if (step % 3 == 1) {
+        if (cudaMemsetAsync(bytes_of(p.act.q), 0x3c, span_of(p.act.q), s) != cudaSuccess)
+          return DK_STATUS_DEVICE_ERROR;
+      } else if (step % 3 == 2) {
+        if (cudaEventRecord(forked, s) != cudaSuccess || cudaStreamWaitEvent(side, forked, 0) != cudaSuccess ||
+            cudaMemsetAsync(bytes_of(p.act.v), 0xbc, span_of(p.act.v), side) != cudaSuccess ||
+            cudaEventRecord(joined, side) != cudaSuccess || cudaStreamWaitEvent(s, joined, 0) != cudaSuccess)
+          return DK_STATUS_DEVICE_ERROR;
+      }
+      if (const dk_status st = dk_decode_run(ctx(), &p.config, &a, stream); st != DK_STATUS_SUCCESS) return st;
+    }
+    return DK_STATUS_SUCCESS;
+  }
+};
+
+TEST_CASE("cuda programmatic launch: on by default from sm_90") {
+  dk_device_info info{};
+  DK_REQUIRE_OK(dk_context_device_info(ctx(), &info));
+  cudaDeviceProp prop{};
+  REQUIRE(cudaGetDeviceProperties(&prop, info.device_id) == cudaSuccess);
+  dk_context* fresh = nullptr;
+  DK_REQUIRE_OK(dk_context_create(DK_BACKEND_CUDA, info.device_id, &fresh));
+  CHECK(dk_last_error()[0] == '\0');  // the creation's check of the device left no text
+  int64_t value = -1;
+  CHECK(dk_context_get_option(fresh, DK_OPTION_PROGRAMMATIC_LAUNCH, &value) == DK_STATUS_SUCCESS);
+  CHECK(value == (prop.major >= 9 ? 1 : 0));
+  CHECK(dk_context_set_option(fresh, DK_OPTION_PROGRAMMATIC_LAUNCH, 0) == DK_STATUS_SUCCESS);
+  CHECK(dk_context_get_option(fresh, DK_OPTION_PROGRAMMATIC_LAUNCH, &value) == DK_STATUS_SUCCESS);
+  CHECK(value == 0);
+  DK_REQUIRE_OK(dk_context_destroy(fresh));
+}
+
 TEST_CASE("cuda programmatic launch: chained decode steps match normal launches bit for bit") {
   if (!device_takes_option()) return;
-  compare_with_normal_chain([](decode_problem& p, void* stream) {
-    const programmatic_on on;
-    DK_REQUIRE_OK(run_chain(p, stream));
-  });
+  compare_with_normal_chain([](decode_problem& p, void* stream) { DK_REQUIRE_OK(run_chain(p, stream)); });
 }
 
 TEST_CASE("cuda programmatic launch: chained decode steps captured in one graph") {
   if (!device_takes_option()) return;
-  compare_with_normal_chain([](decode_problem& p, void* stream) {
-    cudaGraphExec_t exec = nullptr;
-    {
-      const programmatic_on on;
-      exec = capture(stream, [&](void* s) { return run_chain(p, s); });
-    }
-    int64_t left_on = -1;
-    DK_REQUIRE_OK(dk_context_get_option(ctx(), DK_OPTION_PROGRAMMATIC_LAUNCH, &left_on));
-    REQUIRE(left_on == 0);
-    const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
-    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
-    cudaGraphExecDestroy(exec);
-  });
+  compare_with_normal_chain([](decode_problem& p, void* stream) { capture_and_run(p, stream, run_chain); });
+}
+
+TEST_CASE("cuda programmatic launch: decode steps between copies and a second stream's work") {
+  if (!device_takes_option()) return;
+  mixed_work work;
+  auto eager = [&](decode_problem& p, void* stream) { DK_REQUIRE_OK(work.chain(p, stream)); };
+  auto captured = [&](decode_problem& p, void* stream) {
+    capture_and_run(p, stream, [&](decode_problem& q, void* s) { return work.chain(q, s); });
+  };
+  SUBCASE("eagerly") { compare_with_normal_chain(eager); }
+  SUBCASE("captured in one graph") { compare_with_normal_chain(captured); }
 }
 
 }  // namespace

@@ -162,8 +162,10 @@ DK_API dk_status dk_context_device_info(const dk_context* context,
 
 /* Context options: how later calls on the context launch their work. */
 typedef enum dk_context_option {
-  /* 0 (default) or 1: programmatic dependent launch of decode kernels (CUDA,
-   * devices of sm_90 and newer). A decode kernel launched this way may start
+  /* 1 or 0: programmatic dependent launch of decode kernels (CUDA, devices of
+   * sm_90 and newer). A new context has it on where its device takes it (CUDA
+   * sm_90 and newer) and off elsewhere; set 0 to launch decode kernels the
+   * ordinary way. A decode kernel launched this way may start
    * while the kernel before it on the stream is still finishing. Each of its
    * blocks waits for that kernel to complete, with all of its writes visible,
    * before it reads or writes any operand. Before the wait it at most
