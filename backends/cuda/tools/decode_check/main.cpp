@@ -50,6 +50,11 @@ int main(int argc, char** argv) {
               info.vendor, info.name, info.arch, info.compiled_archs, info.compute_units,
               info.memory_bytes / 1073741824.0, info.peak_bandwidth_gbps);
   if (!ok(dk_stream_create(g_ctx, &g_stream), "dk_stream_create")) return 1;
+  // Every decode here (checks and timings) launches as the context's default does.
+  int64_t programmatic = 0;
+  dk_context_get_option(g_ctx, DK_OPTION_PROGRAMMATIC_LAUNCH, &programmatic);
+  std::printf("decode launches: %s (the context's default)\n",
+              programmatic ? "programmatic (DK_OPTION_PROGRAMMATIC_LAUNCH on)" : "ordinary");
   g_check_kernels = std::string(info.arch) == "sm_90a" && info.compute_units == 132;
   std::printf("kernel choice per case: %s\n", g_check_kernels ? "checked (132-SM sm_90a table)"
                                                               : "not checked (no table for this device)");
