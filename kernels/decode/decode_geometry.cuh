@@ -36,7 +36,8 @@ struct geometry {
   using table = tuning::decode_tuning<Family>;
   static constexpr decode_mode mode = M;
   // tn_bf16io (T > 1) runs its own body on a t1-like grid; `t1` means T = 1.
-  static constexpr bool tn = M == decode_mode::tn_bf16io;
+  // tn_bf16io_mid is the same kernel under another register cap.
+  static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid;
   static constexpr bool t1 = M != decode_mode::general && !tn;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
@@ -113,6 +114,7 @@ struct geometry {
   // registers (64K / this per thread) so that more blocks stay resident.
   // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
+                                    : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
                                     : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;

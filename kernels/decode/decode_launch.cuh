@@ -191,11 +191,16 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   if (p.r.gate == gate_kind::per_key || c == decode_class::generic) return decode_mode::general;
   const bool bf16_activations = p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
                                 p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
-  if (p.tokens != 1)
-    return table::tn_bf16io && bf16_activations && p.r.layout == state_layout::k_last ? decode_mode::tn_bf16io
-                                                                                       : decode_mode::general;
-  if (!table::t1_kernels) return decode_mode::general;
   const int64_t heads = int64_t(p.batch) * p.hv;
+  if (p.tokens != 1) {
+    const bool k_last = p.r.layout == state_layout::k_last;
+    if (!bf16_activations || !tuning::tn_bf16io_takes<table>(k_last)) return decode_mode::general;
+    const bool mid = tuning::tn_bf16io_mid_takes<table>(k_last) &&
+                     heads >= int64_t(table::tn_bf16io_mid_min_heads_per_sm) * compute_units &&
+                     heads < int64_t(table::tn_bf16io_mid_max_heads_per_sm) * compute_units;
+    return mid ? decode_mode::tn_bf16io_mid : decode_mode::tn_bf16io;
+  }
+  if (!table::t1_kernels) return decode_mode::general;
   const bool bf16_io = table::t1_bf16io && bf16_activations;
   // K-last 16-bit state with bf16 activations on large grids: the shared-memory
   // tile body rather than t1_pipe (where the tile suits the bf16-I/O body).

@@ -84,6 +84,11 @@ struct decode_shape {
 //             sums reduce-scattered as in t1_bf16io
 //             (kernels/decode/decode_tn_bf16io.cuh). Everything else with T > 1
 //             runs general.
+//   tn_bf16io_mid  tn_bf16io on grids of tn_bf16io_mid_min_heads_per_sm up to
+//             tn_bf16io_mid_max_heads_per_sm * SMs (sequence, head) pairs: the
+//             same kernel under the register cap tn_bf16io_mid_bound (grids of
+//             about two waves, where a warp's own schedule matters more than
+//             the warps resident per SM).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -93,9 +98,10 @@ enum class decode_mode : int {
   t1_bf16io_smem = 5,
   t1_bf16io_smem_wide = 6,
   tn_bf16io = 7,
-  t1_small_bf16io = 8
+  t1_small_bf16io = 8,
+  tn_bf16io_mid = 9
 };
-constexpr int kDecodeModes = 9;
+constexpr int kDecodeModes = 10;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -171,6 +177,11 @@ constexpr int kDecodeModes = 9;
 //                      (K = 64 halves the lanes; 16-bit state is held as fp32
 //                      like fp32 state, so its tile covers the same keys), and
 //                      its register cap (launch bound) for fp32 and for 16-bit state.
+//   tn_bf16io_mid_min_heads_per_sm, tn_bf16io_mid_max_heads_per_sm,
+//   tn_bf16io_mid_bound  where decode_mode::tn_bf16io_mid takes over from
+//                      tn_bf16io: grids of at least the first and fewer than the
+//                      second (heads per SM; a second of 0: never), and its
+//                      register cap for both state widths.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -232,6 +243,18 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
   if (bf16io && k_last) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
+}
+
+// Whether T > 1 launches with bf16 I/O on a layout take the tn_bf16io kernels, and
+// whether the family has the mid-grid instance: the one rule both the mode
+// choice and the kernel instantiation follow.
+template <class Table>
+constexpr bool tn_bf16io_takes(bool k_last) {
+  return Table::tn_bf16io && k_last;
+}
+template <class Table>
+constexpr bool tn_bf16io_mid_takes(bool k_last) {
+  return tn_bf16io_takes<Table>(k_last) && Table::tn_bf16io_mid_max_heads_per_sm > 0;
 }
 
 // The tn_bf16io tile (K-last, one warp per block): 8 keys per thread for both

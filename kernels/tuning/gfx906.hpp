@@ -77,6 +77,7 @@ struct decode_tuning<906> {
   // T > 1 with bf16 I/O: measured on Hopper only, not taken here (general).
   static constexpr bool tn_bf16io = false;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4, tn_bf16io_bound = 0, tn_bf16io_bound16 = 0;
+  static constexpr int tn_bf16io_mid_min_heads_per_sm = 0, tn_bf16io_mid_max_heads_per_sm = 0, tn_bf16io_mid_bound = 0;
 };
 
 }  // namespace dk::tuning

@@ -18,6 +18,7 @@ struct decode_tuning<80> : decode_tuning<90> {
   static constexpr int t1_vlast_b16_bound = 448;
   // T > 1: Hopper's 96 registers spill 4-24 bytes here; 128 do not.
   static constexpr int tn_bf16io_bound = 512, tn_bf16io_bound16 = 512;
+  static constexpr int tn_bf16io_mid_max_heads_per_sm = 0;  // the caps above are the mid instance's already
   // 164 KB of shared memory per SM would hold the 32 blocks of t1_bf16io_smem
   // with 4 KB to spare: not taken before it is measured on an sm_80 device.
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;

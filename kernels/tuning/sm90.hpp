@@ -206,6 +206,16 @@ struct decode_tuning<90> {
   static constexpr bool tn_bf16io = true;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4;
   static constexpr int tn_bf16io_bound = 640, tn_bf16io_bound16 = 576;
+  // Grids of 1 to 4 heads per SM (T = 4: B=8 at HV=32, about two waves) lost
+  // to the lower caps above: fp32 B=8 15.76 -> 16.31 us at 96 registers (v24
+  // run 1), 16-bit state B=8 14.70 -> 15.36 at 576 (v23 run 2). There the
+  // same kernel runs at 128 registers (decode_mode::tn_bf16io_mid; ptxas
+  // 102-115, no spill). NOTES.md v26 run 1, decode-ab, 2 rounds, T = 4, B=8,
+  // isolated / in graph / PDL, without -> with: fp32 19.89 / 17.06 / 16.44 ->
+  // 19.86 / 17.00 / 15.85 us, bf16 state 19.10 / 15.60 / 15.35 -> 18.66 /
+  // 15.22 / 14.50; B=1 (0.24 heads per SM), B=32 and B=128 level.
+  static constexpr int tn_bf16io_mid_min_heads_per_sm = 1, tn_bf16io_mid_max_heads_per_sm = 4;
+  static constexpr int tn_bf16io_mid_bound = 512;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed

@@ -82,6 +82,8 @@ const kernel_choice kH200Kernels[] = {
     {"t1 bf16io vlast f32 smem B=80 GVA4 strided pad", "decode_kv128_vlast_t1bf16smem"},
     {"t1 bf16io vlast f32 smem K=64 V=48 B=160 out_slots idx64", "decode_kv64_vlast_t1bf16smem"},
     {"t1 per-key (general kernel)", "decode_kv128"},
+    {"tn mid grid f32 state raw T=4 B=24 pad", "decode_kv128_tnbf16"},
+    {"tn mid grid bf16 state K=64 T=3 B=40 token_slots", "decode_kv64_tnbf16"},
 };
 
 }  // namespace

@@ -434,14 +434,30 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.l2norm = true;
     add(c);
   }
+  // T > 1 with bf16 I/O on grids of 1 to 4 heads per SM (tn_bf16io_mid on a
+  // 132-SM sm_90a: 192 and 320 heads), fp32 and 16-bit state, K = 128 and 64.
+  {
+    case_desc c{"tn mid grid f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mid grid bf16 state K=64 T=3 B=40 token_slots", 40, 3, 2, 8, 64, 64};
+    c.raw = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.token_slots = true;
+    add(c);
+  }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
     std::vector<case_desc> sub;
     for (size_t i : {size_t(1), size_t(4), size_t(7), size_t(9), size_t(10), size_t(11), size_t(12),
                      size_t(13), size_t(15), size_t(17), size_t(19)})
       if (i < cs.size()) sub.push_back(cs[i]);
     for (auto& c : sub) c.B = std::min(c.B, 3);
-    for (const case_desc& c : cs)  // the T = 1 kernels, both grid sizes (B = 24, 40 stay)
-      if (c.name.rfind("t1 ", 0) == 0) sub.push_back(c);
+    for (const case_desc& c : cs)  // the T = 1 kernels, both grid sizes, and T > 1 on mid grids (B stays)
+      if (c.name.rfind("t1 ", 0) == 0 || c.name.rfind("tn ", 0) == 0) sub.push_back(c);
     return sub;
   }
   return cs;
