@@ -285,6 +285,11 @@ std::vector<workload> standard_workloads(bool quick) {
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {1, 8, 128}) w.push_back(decode("qwen3next-mtp4", 16, 32, b, 4, state));
+  // T = 4 on V-last state (FLA's [K][V] layout, as engines that keep it verify
+  // drafts): full set only.
+  if (!quick)
+    for (elem state : {elem::f32, elem::bf16})
+      for (int b : {1, 8, 32, 128}) w.push_back(decode("qwen3next-vlast-mtp4", 16, 32, b, 4, state, true));
   // --quick keeps prefill short (a 2-core machine shared with builds has short
   // quiet windows): 1024 and 4096 tokens, varlen 8 sequences of 4096 in all.
   const std::vector<int64_t> lengths =
