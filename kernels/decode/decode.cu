@@ -153,7 +153,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
 struct entry {
   launch_fn fn;
   int variant;  // 0 general, 1 t1 / t1_small(_bf16io), 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide),
-                // 5 tn_bf16io(_mid)
+                // 5 tn_bf16io(_mid), tn_vlast
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -162,7 +162,9 @@ constexpr entry entry_of() {
                           : M == decode_mode::t1_bf16io                                       ? 3
                           : M == decode_mode::t1_bf16io_smem                                  ? 4
                           : M == decode_mode::t1_bf16io_smem_wide                             ? 4
-                          : M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid    ? 5
+                          : M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid ||
+                                    M == decode_mode::tn_vlast
+                              ? 5
                                                                                               : 1;
   return {&launch_one<F, C, S, L, M>, variant};
 }
@@ -187,6 +189,12 @@ constexpr entry instance() {
     // mode_for picks it only where the table sets tn_bf16io, for K-last state.
     if constexpr (tuning::tn_bf16io_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
       return entry_of<F, C, S, L, decode_mode::tn_bf16io>();
+    else
+      return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::tn_vlast) {
+    // mode_for picks it only where the table sets tn_vlast, for V-last state.
+    if constexpr (tuning::tn_vlast_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
+      return entry_of<F, C, S, L, decode_mode::tn_vlast>();
     else
       return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::tn_bf16io_mid) {
@@ -265,7 +273,7 @@ constexpr entry kLaunch[tuning::kDecodeModes][3][3][2] = {
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
     DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem),
     DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io),
-    DK_MODE(decode_mode::t1_small_bf16io), DK_MODE(decode_mode::tn_bf16io_mid)
+    DK_MODE(decode_mode::t1_small_bf16io), DK_MODE(decode_mode::tn_bf16io_mid), DK_MODE(decode_mode::tn_vlast)
 #undef DK_MODE
 #undef DK_ROW
 };

@@ -38,18 +38,20 @@ struct geometry {
   // tn_bf16io (T > 1) runs its own body on a t1-like grid; `t1` means T = 1.
   // tn_bf16io_mid is the same kernel under another register cap.
   static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid;
-  static constexpr bool t1 = M != decode_mode::general && !tn;
+  // tn_vlast (T > 1, V-last state) runs its own body on the t1 V-last grid.
+  static constexpr bool tnv = M == decode_mode::tn_vlast;
+  static constexpr bool t1 = M != decode_mode::general && !tn && !tnv;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
   static constexpr bool bf16io =
       M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
   // q, k, v and the output are bf16 at compile time (io_operand): the bf16-I/O
   // modes and t1_small_bf16io (the t1 body on small grids).
-  static constexpr bool typed_io = bf16io || M == decode_mode::t1_small_bf16io;
+  static constexpr bool typed_io = bf16io || M == decode_mode::t1_small_bf16io || tnv;
   // Blocks take each sequence's tiles from a rotated start (block_place): the
   // multi-wave T = 1 grids. t1_small's grids are under a wave (the rotation
   // would only lengthen the path to the slot load); t1_pipe rotates its walk.
-  static constexpr bool rotated = (t1 && !small && !pipe) || tn;
+  static constexpr bool rotated = (t1 && !small && !pipe) || tn || tnv;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
   static constexpr bool k_last = L == state_layout::k_last;
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
@@ -69,8 +71,9 @@ struct geometry {
   static constexpr bool v_major_lanes =
       !k_last && t1 && !small && !pipe && (smem_state || (esize == 2 && table::t1_vlast_b16_v_major_lanes));
   static constexpr decode_shape shape =
-      tn   ? dk::tuning::tn_shape_of<table>(C, esize)
-      : t1 ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state)
+      tn    ? dk::tuning::tn_shape_of<table>(C, esize)
+      : tnv ? dk::tuning::tn_vlast_shape_of<table>(C, esize)
+      : t1  ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state)
            : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector
   static constexpr int lanes_k = shape.lanes_k;
@@ -115,6 +118,7 @@ struct geometry {
   // (t1_pipe: the cap that keeps t1_pipe_blocks_per_sm blocks resident.)
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
                                     : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
+                                    : tnv ? table::tn_vlast_bound
                                     : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;

@@ -21,4 +21,5 @@
 #include "decode_pipe.cuh"        // the t1_pipe bodies, on top of the T = 1 helpers
 #include "decode_t1_bf16io.cuh"   // the t1_bf16io body, likewise
 #include "decode_tn_bf16io.cuh"   // the tn_bf16io body (T > 1), on the t1_bf16io helpers
+#include "decode_tn_vlast.cuh"    // the tn_vlast body (T > 1, V-last), on the t1 helpers
 #include "decode_launch.cuh"      // decode_kernel; host: launch shape, mode_for

@@ -188,6 +188,40 @@ DK_DEVICE void prefetch_ahead(const launch_params& lp) {
   if (ahead < gridDim.x) prefetch_tile_l2<G>(lp, ahead);
 }
 
+// T > 1 (tn_bf16io, tn_vlast): the per-token scalars spread over the lanes.
+// Lane t < T loads token t's beta, gate and per-token slot (issue), and
+// computes its decay and beta (finish, while the tile is in flight); a token
+// takes them from its lane by shuffles.
+struct lane_token_scalars {
+  uint32_t beta_bits = 0u, gate_bits = 0u, a_log_bits = 0u, bias_bits = 0u;
+  int64_t slot = -1;  // per-token slot (-1 without token_indices)
+  float d = 1.f, beta = 1.f;
+  DK_DEVICE void issue(const decode_problem& p, int64_t b, int h, int lane) {
+    const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
+    if (lane < p.tokens) {
+      beta_bits = load_bits(p.beta, b * p.beta.stride[0] + lane * p.beta.stride[1] + h * p.beta.stride[2]);
+      if (scalar_gate) gate_bits = load_bits(p.g, b * p.g.stride[0] + lane * p.g.stride[1] + h * p.g.stride[2]);
+      if (p.token_indices.data)
+        slot = load_index(p.token_indices, b * p.token_indices.stride[0] + lane * p.token_indices.stride[1]);
+    }
+    if (raw) a_log_bits = load_bits(p.a_log, h * p.a_log.stride[0]);
+    if (raw && p.dt_bias.data) bias_bits = load_bits(p.dt_bias, h * p.dt_bias.stride[0]);
+  }
+  DK_DEVICE void finish(const decode_problem& p) {
+    const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
+    beta = bits_to_f(beta_bits, p.beta.type);
+    if (scalar_gate)
+      d = decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
+                   bits_to_f(a_log_bits, p.a_log.type), raw);
+    if (p.r.beta_logit) beta = 1.f / (1.f + expf(-beta));
+  }
+  DK_DEVICE float decay_of_token(int t) const { return shfl(d, t); }
+  DK_DEVICE float beta_of_token(int t) const { return shfl(beta, t); }
+  DK_DEVICE int64_t slot_of_token(int t) const {
+    return int64_t(uint32_t(shfl(int(uint32_t(slot)), t))) | (int64_t(shfl(int(slot >> 32), t)) << 32);
+  }
+};
+
 // An activation operand (q, k, v, out) as a T = 1 body reads it: in t1_bf16io
 // and t1_small_bf16io instances its dtype is bf16 at compile time (the runtime
 // dtype branches fold away); elsewhere the operand itself.

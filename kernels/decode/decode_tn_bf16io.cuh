@@ -62,18 +62,9 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   const int64_t q_step = p.q.stride[1] * 2, k_step = p.k.stride[1] * 2;
   uint32_t qw[KW], kw[KW];
   load_qk_words<NC, LK, VEC>(qp, kp, kl, qw, kw);
-  const bool scalar_gate = p.r.gate == gate_kind::scalar, raw = p.r.gate_raw && scalar_gate;
   const bool per_token = p.token_indices.data != nullptr;
-  uint32_t beta_bits = 0u, gate_bits = 0u;
-  int64_t token_slot = -1;
-  if (lane < T) {
-    beta_bits = load_bits(p.beta, b * p.beta.stride[0] + lane * p.beta.stride[1] + h * p.beta.stride[2]);
-    if (scalar_gate) gate_bits = load_bits(p.g, b * p.g.stride[0] + lane * p.g.stride[1] + h * p.g.stride[2]);
-    if (per_token)
-      token_slot = load_index(p.token_indices, b * p.token_indices.stride[0] + lane * p.token_indices.stride[1]);
-  }
-  const uint32_t a_log_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
-  const uint32_t bias_bits = raw && p.dt_bias.data ? load_bits(p.dt_bias, h * p.dt_bias.stride[0]) : 0u;
+  lane_token_scalars tok;
+  tok.issue(p, b, h, lane);
   uint32_t v_words[NVW];
   {
     const char* const vp = static_cast<const char*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + vw) * 2;
@@ -133,11 +124,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   };
 
   // This lane's token: its decay and beta (computed while the tile is in flight).
-  float token_d = 1.f, token_beta = bits_to_f(beta_bits, p.beta.type);
-  if (scalar_gate)
-    token_d = decay_of(bits_to_f(gate_bits, p.g.type), bits_to_f(bias_bits, p.dt_bias.type),
-                       bits_to_f(a_log_bits, p.a_log.type), raw);
-  if (p.r.beta_logit) token_beta = 1.f / (1.f + expf(-token_beta));
+  tok.finish(p);
 
   auto key = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
   constexpr float kFoldBelow = 0x1p-20f;
@@ -173,7 +160,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
     float x, y;
     reduce_scatter_xy<LK, M>(a, kl, holds_y, x, y);
 
-    const float d = shfl(token_d, t), beta = shfl(token_beta, t);
+    const float d = tok.decay_of_token(t), beta = tok.beta_of_token(t);
     const int vword = t * (RW / 2) + (my_row >> 1);
     uint32_t vbits = 0u;
 #pragma unroll
@@ -207,8 +194,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
       for (int i = 0; i < NK; ++i) s[r][i] = fmaf(key(kw, i), uk, s[r][i]);
     }
     if (per_token) {
-      const int64_t sl = int64_t(uint32_t(shfl(int(uint32_t(token_slot)), t))) |
-                         (int64_t(shfl(int(token_slot >> 32), t)) << 32);
+      const int64_t sl = tok.slot_of_token(t);
       if (sl >= 0 && sl < p.pool_slots) store_tile(sl, tile_scale);
     }
     if (t + 1 < T) {

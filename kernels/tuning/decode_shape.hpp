@@ -89,6 +89,12 @@ struct decode_shape {
 //             same kernel under the register cap tn_bf16io_mid_bound (grids of
 //             about two waves, where a warp's own schedule matters more than
 //             the warps resident per SM).
+//   tn_vlast  T = 2..16 with bf16 q, k, v and output on V-last state of any
+//             dtype, gate none or scalar, K = 64 or 128, where the family's
+//             tn_vlast is set: the t1 V-last blocks (warps along K, sums
+//             finished in shared memory, one barrier per token) with the tile
+//             in fp32 registers across the tokens
+//             (kernels/decode/decode_tn_vlast.cuh).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -99,9 +105,10 @@ enum class decode_mode : int {
   t1_bf16io_smem_wide = 6,
   tn_bf16io = 7,
   t1_small_bf16io = 8,
-  tn_bf16io_mid = 9
+  tn_bf16io_mid = 9,
+  tn_vlast = 10
 };
-constexpr int kDecodeModes = 10;
+constexpr int kDecodeModes = 11;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -182,6 +189,11 @@ constexpr int kDecodeModes = 10;
 //                      tn_bf16io: grids of at least the first and fewer than the
 //                      second (heads per SM; a second of 0: never), and its
 //                      register cap for both state widths.
+//   tn_vlast, tn_vlast_{f32,b16}_lanes, tn_vlast_{f32,b16}_rows, tn_vlast_max_warps_v,
+//   tn_vlast_bound     whether T > 1 launches with bf16 I/O on V-last state take
+//                      decode_mode::tn_vlast, its tile (lanes along K and keys per
+//                      thread at K = 128, one 16-byte vector of values per thread,
+//                      warps per block) and its register cap.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -257,11 +269,25 @@ constexpr bool tn_bf16io_mid_takes(bool k_last) {
   return tn_bf16io_takes<Table>(k_last) && Table::tn_bf16io_mid_max_heads_per_sm > 0;
 }
 
+// The same for V-last state (decode_mode::tn_vlast).
+template <class Table>
+constexpr bool tn_vlast_takes(bool k_last) {
+  return Table::tn_vlast && !k_last;
+}
+
 // The tn_bf16io tile (K-last, one warp per block): 8 keys per thread for both
 // state widths, as fp32 registers (the state stays fp32 between tokens).
 template <class Table>
 constexpr decode_shape tn_shape_of(decode_class c, int state_bytes) {
   return t1_shape_from(c, true, state_bytes, false, Table::tn_bf16io_lanes, Table::tn_bf16io_rows, 1);
+}
+
+// The tn_vlast tile: the t1 V-last geometry (keys split over lanes x rows x
+// warps along K) with the table's own lanes and rows, for fp32 registers.
+template <class Table>
+constexpr decode_shape tn_vlast_shape_of(decode_class c, int state_bytes) {
+  return t1_shape_from(c, false, state_bytes, false, state_bytes == 4 ? Table::tn_vlast_f32_lanes : Table::tn_vlast_b16_lanes,
+                       state_bytes == 4 ? Table::tn_vlast_f32_rows : Table::tn_vlast_b16_rows, Table::tn_vlast_max_warps_v);
 }
 
 // Whether a table runs t1_bf16io_smem on any grid, for fp32 or 16-bit state.

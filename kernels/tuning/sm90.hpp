@@ -216,6 +216,14 @@ struct decode_tuning<90> {
   // 15.22 / 14.50; B=1 (0.24 heads per SM), B=32 and B=128 level.
   static constexpr int tn_bf16io_mid_min_heads_per_sm = 1, tn_bf16io_mid_max_heads_per_sm = 4;
   static constexpr int tn_bf16io_mid_bound = 512;
+  // T = 2..16 with bf16 I/O on V-last state (decode_mode::tn_vlast): the t1
+  // V-last blocks (4 warps along K at K = 128) with an fp32 tile per thread of
+  // 8 keys x 4 values (fp32 state) or 4 keys x 8 values (16-bit state: a
+  // 16-byte vector of values), at most 128 registers.
+  static constexpr bool tn_vlast = true;
+  static constexpr int tn_vlast_f32_lanes = 4, tn_vlast_f32_rows = 8;
+  static constexpr int tn_vlast_b16_lanes = 8, tn_vlast_b16_rows = 4;
+  static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 512;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed

@@ -34,6 +34,8 @@ const chain_case kCases[] = {
     {"T = 4, bf16 activations, 1-4 heads per SM (tn_bf16io_mid)", 40, 4, dt::bf16, dt::f32},
     {"T = 4, bf16 activations, past the first wave (tn_bf16io)", 80, 4, dt::bf16, dt::f32},
     {"V-last, bf16 activations, t1 grid of 4-warp blocks", 40, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
+    {"V-last, T = 4, bf16 activations (tn_vlast)", 40, 4, dt::bf16, dt::f32, DK_STATE_V_LAST},
+    {"V-last bf16 state, T = 2, bf16 activations (tn_vlast)", 24, 2, dt::bf16, dt::bf16, DK_STATE_V_LAST},
     {"V-last, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last bf16 state, t1 grid (lanes along V first)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST},
     {"V-last bf16 state, state tile in shared memory (t1_bf16io_smem)", 144, 1, dt::bf16, dt::bf16,

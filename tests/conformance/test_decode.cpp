@@ -170,12 +170,11 @@ TEST_CASE("decode: per-token slots") {
   check_decode(mtp);
 }
 
-// Speculative verification as engines run it: bf16 activations, K-last state
-// (the CUDA backend's tn_bf16io kernels on sm_90a), every state dtype, both K
-// classes, the gate forms, and the state kept once, after every token, or in
-// other slots.
-TEST_CASE("decode: several tokens with bf16 activations") {
-  std::uint64_t seed = 750;
+// Speculative verification as engines run it: bf16 activations, every state
+// dtype, both K classes, the gate forms, and the state kept once, after every
+// token, or in other slots; on K-last state (the CUDA backend's tn_bf16io
+// kernels on sm_90a) and on V-last state (tn_vlast).
+void check_several_tokens(dk_state_layout layout, std::uint64_t seed) {
   for (int T : {2, 4, 16})
     for (int dim : {64, 128})
       for (dt state : {dt::f32, dt::bf16, dt::f16}) {
@@ -183,6 +182,7 @@ TEST_CASE("decode: several tokens with bf16 activations") {
         s.B = 4;
         s.padded = {2};
         s.heads = {2, 4, dim, dim};
+        s.rule.layout = layout;
         s.types.io = dt::bf16;
         s.types.state = state;
         s.rule.form = T == 4 ? DK_GATE_RAW : DK_GATE_LOG;
@@ -195,6 +195,7 @@ TEST_CASE("decode: several tokens with bf16 activations") {
   for (dt state : {dt::f32, dt::bf16}) {  // decays that shrink the state below 2^-20 within 16 tokens
     decode_spec s = base(16, ++seed);
     s.heads = {2, 4, 128, 128};
+    s.rule.layout = layout;
     s.types.io = dt::bf16;
     s.types.state = state;
     s.rule.fast_decay = true;
@@ -203,9 +204,16 @@ TEST_CASE("decode: several tokens with bf16 activations") {
   }
   decode_spec deltanet = base(4, ++seed);  // no gate, GVA 4, V != K
   deltanet.heads = {1, 4, 128, 64};
+  deltanet.rule.layout = layout;
   deltanet.types.io = dt::bf16;
   deltanet.rule.gate = DK_GATE_NONE;
   check_decode(deltanet);
+}
+
+TEST_CASE("decode: several tokens with bf16 activations") { check_several_tokens(DK_STATE_K_LAST, 750); }
+
+TEST_CASE("decode: several tokens with bf16 activations on V-last state") {
+  check_several_tokens(DK_STATE_V_LAST, 770);
 }
 
 TEST_CASE("decode: page-strided pool") {

@@ -84,6 +84,9 @@ const kernel_choice kH200Kernels[] = {
     {"t1 per-key (general kernel)", "decode_kv128"},
     {"tn mid grid f32 state raw T=4 B=24 pad", "decode_kv128_tnbf16"},
     {"tn mid grid bf16 state K=64 T=3 B=40 token_slots", "decode_kv64_tnbf16"},
+    {"tn vlast f32 state raw T=4 B=24 pad", "decode_kv128_vlast_tnbf16"},
+    {"tn vlast bf16 state K=64 T=3 token_slots idx64", "decode_kv64_vlast_tnbf16"},
+    {"tn vlast f16 state K=128 V=80 T=16 out_slots strided", "decode_kv128_vlast_tnbf16"},
 };
 
 }  // namespace

@@ -450,6 +450,32 @@ std::vector<case_desc> check_cases(bool small) {
     c.token_slots = true;
     add(c);
   }
+  // T > 1 with bf16 I/O on V-last state (tn_vlast): every state dtype, K = 128 and 64, V != K.
+  {
+    case_desc c{"tn vlast f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn vlast bf16 state K=64 T=3 token_slots idx64", 5, 3, 2, 4, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn vlast f16 state K=128 V=80 T=16 out_slots strided", 3, 16, 2, 4, 128, 80};
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.out_slots = c.strided = true;
+    add(c);
+  }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
     std::vector<case_desc> sub;
     for (size_t i : {size_t(1), size_t(4), size_t(7), size_t(9), size_t(10), size_t(11), size_t(12),

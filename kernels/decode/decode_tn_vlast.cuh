@@ -1,0 +1,215 @@
+// decode_tn_vlast_body: decode_mode::tn_vlast, T = 2..16 tokens per sequence
+// (speculative / MTP verification) on V-last state (fp32, bf16 or fp16), bf16
+// q, k, v and output, gate none or scalar, K = 64 or 128.
+// The blocks of the t1 V-last body: warps_k warps split K (a thread holds
+// `rows` keys x one 16-byte vector of values, lanes_k lanes along K), their
+// sums finished through shared memory. What T > 1 adds, as in
+// decode_tn_bf16io_body:
+// - the tile stays in fp32 registers across the tokens (16-bit state widened
+//   at the load, rounded only where it is stored, as in the general body);
+// - the per-token scalars are loaded and finished once, one token per lane,
+//   and token t + 1's q, k and v are loaded while token t is computed;
+// - the warps' partial sums of token t go to half t % 2 of the shared memory,
+//   so one barrier per token suffices (a warp writes token t + 1's half only
+//   after every warp has read token t - 1's, before token t's barrier);
+// - the state goes out once at the end, or after every token to its per-token
+//   slot (a -1 or out-of-range per-token slot skips that token's store).
+// Per token, with d the decay and raw k, q (rk, rq: the l2-norm factors, rq
+// carrying the scale): x = S^T k, y = S^T q, u = beta (v - d rk x),
+// o = d rq y + u (rk rq k.q), S = d S + k (rk u)^T.
+#pragma once
+
+namespace dk::gpu::decode_detail {
+
+template <class G, dtype S>
+DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
+  constexpr int LK = G::lanes_k, VEC = G::vec, ES = G::esize;  // lanes along V: G::lanes_v
+  constexpr int NR = G::shape.rows;  // keys per thread
+  constexpr int WK = G::warps_k;
+  static_assert(!G::k_last && G::shape.vec_chunks == 1, "tn_vlast: V-last, one 16-byte vector of values per thread");
+  static_assert(NR == 4 || NR == 8, "tn_vlast: runs of 4 or 8 keys");
+
+  const decode_problem& p = lp.p;
+  const int tid = int(threadIdx.x);
+  const int lane = tid % kWarpSize, warp = tid / kWarpSize;
+  const int kl = lane % LK, vl = lane / LK;
+  const int kwp = warp % WK, wv = warp / WK;  // warp's place along K and along V
+  const block_place<G::rotated> at(lp);
+  const int64_t b = at.b;
+  const int h = at.h, V = p.dv, T = p.tokens;
+  const int v0 = at.tile * lp.v_tile;                   // block's first value
+  const int my_v = v0 + wv * G::v_per_warp + vl * VEC;  // this thread's first value
+  const bool has_v = my_v < V;                          // V is a multiple of 16: whole vectors
+  const int key0 = (kwp * LK + kl) * NR;                // this thread's first key
+  const bool writes_out = kl == 0 && kwp == 0;          // one thread per vector stores the output
+
+  auto&& q_io = io_operand<G>(p.q);
+  auto&& k_io = io_operand<G>(p.k);
+  auto&& v_io = io_operand<G>(p.v);
+  auto&& out = io_operand<G>(p.out);
+  const int64_t slot = slot_of<G>(p, b);
+  const int64_t qb = b * p.q.stride[0] + at.qk_head * p.q.stride[2] + key0;
+  const int64_t kb = b * p.k.stride[0] + at.qk_head * p.k.stride[2] + key0;
+  const int64_t vb = b * p.v.stride[0] + h * p.v.stride[2] + my_v;
+  uint32_t qw[NR], kw[NR], vw[VEC];
+  auto load_token = [&](int t, uint32_t(&q)[NR], uint32_t(&k)[NR], uint32_t(&v)[VEC]) {
+    load_run<NR>(q_io, qb + t * p.q.stride[1], true, q);
+    load_run<NR>(k_io, kb + t * p.k.stride[1], true, k);
+    load_run<VEC>(v_io, vb + t * p.v.stride[1], has_v, v);
+  };
+  load_token(0, qw, kw, vw);
+  // Lane t < T: token t's beta, gate and per-token slot (every warp, once).
+  const bool per_token = p.token_indices.data != nullptr;
+  lane_token_scalars tok;
+  tok.issue(p, b, h, lane);
+  const int64_t store_slot =
+      per_token ? -1 : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0]) : slot;
+  const int64_t out_b = b * out.stride[0] + h * out.stride[2] + my_v;
+
+  // Padding (slot -1 or out of range): zero outputs, the pool untouched.
+  if (slot < 0 || slot >= p.pool_slots) {
+    if (writes_out && has_v) {
+      float z[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) z[e] = 0.f;
+      for (int t = 0; t < T; ++t) store_run<VEC>(out, out_b + t * out.stride[1], z);
+    }
+    return;
+  }
+
+  // The tile, widened to fp32: key key0 + r, values my_v + e at s[r][e].
+  const int64_t lane_at = (int64_t(h) * p.pool.stride[1] + int64_t(key0) * p.pool.stride[2] + my_v) * ES;
+  const int64_t row_step = p.pool.stride[2] * ES, slot_step = p.pool.stride[0] * ES;
+  const char* const pool = static_cast<const char*>(p.pool.data);
+  float s[NR][VEC];
+#pragma unroll
+  for (int r = 0; r < NR; ++r) {
+    u32x4 x{0u, 0u, 0u, 0u};
+    if (has_v) x = load16(pool + slot * slot_step + lane_at + r * row_step);
+    const uint32_t w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) s[r][e] = tile_elem<S, 4>(w, e);
+  }
+  auto store_tile = [&](int64_t sl) {
+    if (!has_v) return;
+    char* const base = const_cast<char*>(pool) + sl * slot_step + lane_at;
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if constexpr (S == dtype::f32) w[j] = float_to_bits(s[r][j]);
+        else w[j] = pack_halves<S>(s[r][2 * j], s[r][2 * j + 1]);
+      }
+      store16(base + r * row_step, u32x4{w[0], w[1], w[2], w[3]});
+    }
+  };
+
+  // This lane's token: its decay and beta (computed while the tile is in flight).
+  tok.finish(p);
+
+  [[maybe_unused]] float* red = nullptr;  // WK > 1: two halves of WK x (x, y of v_tile values; k.k, q.q, k.q, -)
+  if constexpr (WK > 1) {
+    extern __shared__ f32x4 smem_vec[];
+    red = reinterpret_cast<float*>(smem_vec);
+  }
+  const int vt = lp.v_tile, half = WK * (2 * vt + 4);
+  const int my_lv = my_v - v0;  // this thread's first value within the block's tile
+  for (int t = 0; t < T; ++t) {
+    uint32_t qn[NR], kn[NR], vn[VEC];  // the next token's, in flight during this one
+    if (t + 1 < T) load_token(t + 1, qn, kn, vn);
+    float kf[NR], qf[NR], vf[VEC];
+    run_to_float<NR>(kw, k_io.type, kf);
+    run_to_float<NR>(qw, q_io.type, qf);
+    run_to_float<VEC>(vw, v_io.type, vf);
+    float kk = 0.f, qq = 0.f, kq = 0.f;
+#pragma unroll
+    for (int r = 0; r < NR; ++r) {
+      kk = fmaf(kf[r], kf[r], kk);
+      qq = fmaf(qf[r], qf[r], qq);
+      kq = fmaf(kf[r], qf[r], kq);
+    }
+    float x[VEC], y[VEC];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      float xs = 0.f, ys = 0.f;
+#pragma unroll
+      for (int r = 0; r < NR; ++r) {
+        xs = fmaf(s[r][e], kf[r], xs);
+        ys = fmaf(s[r][e], qf[r], ys);
+      }
+      x[e] = lanes_sum<LK>(xs);
+      y[e] = lanes_sum<LK>(ys);
+    }
+    finish_qk_sums<LK>(p, kk, qq, kq);
+    if constexpr (WK > 1) {
+      float* const rd = red + (t & 1) * half;
+      float* const rs = rd + WK * 2 * vt;  // per warp along K: k.k, q.q, k.q, -
+      if (kl == 0 && has_v) {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          rd[(kwp * 2 + 0) * vt + my_lv + e] = x[e];
+          rd[(kwp * 2 + 1) * vt + my_lv + e] = y[e];
+        }
+      }
+      if (lane == 0 && wv == 0) {
+        rs[kwp * 4 + 0] = kk;
+        rs[kwp * 4 + 1] = qq;
+        rs[kwp * 4 + 2] = kq;
+      }
+      block_sync();
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        float xs = 0.f, ys = 0.f;
+        if (has_v) {
+#pragma unroll
+          for (int w = 0; w < WK; ++w) {
+            xs += rd[(w * 2 + 0) * vt + my_lv + e];
+            ys += rd[(w * 2 + 1) * vt + my_lv + e];
+          }
+        }
+        x[e] = xs;
+        y[e] = ys;
+      }
+      kk = qq = kq = 0.f;
+#pragma unroll
+      for (int w = 0; w < WK; ++w) {
+        kk += rs[w * 4 + 0];
+        qq += rs[w * 4 + 1];
+        kq += rs[w * 4 + 2];
+      }
+    }
+    const float d = tok.decay_of_token(t), beta = tok.beta_of_token(t);
+    float rk = 1.f, rq = p.r.scale;
+    if (p.r.qk_l2norm) {
+      rk = rsqrtf(kk + 1e-6f);
+      rq *= rsqrtf(qq + 1e-6f);
+    }
+    const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
+    float uk[VEC], o[VEC];
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      const float u = beta * (vf[e] - dk_ * x[e]);
+      o[e] = fmaf(u, kqn, dq * y[e]);
+      uk[e] = u * rk;
+    }
+    if (writes_out && has_v) store_run<VEC>(out, out_b + t * out.stride[1], o);
+#pragma unroll
+    for (int r = 0; r < NR; ++r)
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) s[r][e] = fmaf(s[r][e], d, kf[r] * uk[e]);
+    if (per_token) {
+      const int64_t sl = tok.slot_of_token(t);
+      if (sl >= 0 && sl < p.pool_slots) store_tile(sl);
+    }
+    if (t + 1 < T) {
+#pragma unroll
+      for (int i = 0; i < NR; ++i) qw[i] = qn[i], kw[i] = kn[i];
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) vw[i] = vn[i];
+    }
+  }
+  if (store_slot >= 0 && store_slot < p.pool_slots) store_tile(store_slot);
+}
+
+}  // namespace dk::gpu::decode_detail
