@@ -1,4 +1,4 @@
-// The decode kernels (SPEC §2). Six bodies (tuning/decode_shape.hpp, decode_mode):
+// The decode kernels (SPEC §2). Seven bodies (tuning/decode_shape.hpp, decode_mode):
 // decode_body (everything: decode_body.cuh), decode_t1_body (T = 1, gate
 // none/scalar, K = 64/128: no staging, 16-bit state packed in registers:
 // decode_t1_body.cuh) and
@@ -8,7 +8,8 @@
 // dtypes fixed, and on large grids its tile in shared memory), one block
 // per (sequence, value head, V tile); decode_tn_bf16io_body (T > 1 with bf16
 // activations, K-last, gate none/scalar: decode_tn_bf16io.cuh, the
-// t1_bf16io tile in fp32 registers over the tokens); and the
+// t1_bf16io tile in fp32 registers over the tokens); decode_tn_vlast_body
+// (the same on V-last state: decode_tn_vlast.cuh, the t1 V-last blocks); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // This header includes the pieces in dependency order:

@@ -82,8 +82,7 @@ struct decode_shape {
 //             their tile in fp32 registers across the tokens, the per-token
 //             scalars one token per lane, q and k loaded one token ahead, the
 //             sums reduce-scattered as in t1_bf16io
-//             (kernels/decode/decode_tn_bf16io.cuh). Everything else with T > 1
-//             runs general.
+//             (kernels/decode/decode_tn_bf16io.cuh).
 //   tn_bf16io_mid  tn_bf16io on grids of tn_bf16io_mid_min_heads_per_sm up to
 //             tn_bf16io_mid_max_heads_per_sm * SMs (sequence, head) pairs: the
 //             same kernel under the register cap tn_bf16io_mid_bound (grids of
@@ -94,7 +93,8 @@ struct decode_shape {
 //             tn_vlast is set: the t1 V-last blocks (warps along K, sums
 //             finished in shared memory, one barrier per token) with the tile
 //             in fp32 registers across the tokens
-//             (kernels/decode/decode_tn_vlast.cuh).
+//             (kernels/decode/decode_tn_vlast.cuh). Everything else with
+//             T > 1 runs general.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
