@@ -61,7 +61,7 @@ std::string device_json(const run_info& run) {
 }
 
 std::string config_json(const workload& w) {
-  return json::object({{"gate", json::str("scalar, raw (a, A_log, dt_bias)")},
+  return json::object({{"gate", json::str(w.per_key ? "per-key, raw (a, A_log, dt_bias)" : "scalar, raw (a, A_log, dt_bias)")},
                        {"beta", json::str("logit")},
                        {"qk_l2norm", json::boolean(true)},
                        {"state_layout", json::str(w.v_last ? "v_last" : "k_last")},

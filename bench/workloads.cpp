@@ -18,11 +18,12 @@ constexpr elem kIndex = elem::i32;
 const char* state_suffix(elem e) { return e == elem::bf16 ? "state-bf16" : "state-f32"; }
 
 workload decode(const std::string& model, int hq, int hv, int batch, int tokens, elem state,
-                bool v_last = false) {
+                bool v_last = false, bool per_key = false) {
   workload w;
   w.op = "decode";
   w.model = model;
   w.v_last = v_last;
+  w.per_key = per_key;
   w.hq = hq, w.hv = hv, w.dk = 128, w.dv = 128;
   w.batch = batch, w.tokens = tokens, w.state = state;
   w.name = "decode/" + model + "/b" + std::to_string(batch) + "/" + state_suffix(state);
@@ -91,10 +92,11 @@ class decode_case final : public bench_case {
         k_(ctx, kAct, {w.batch, w.tokens, w.hq, w.dk}),
         v_(ctx, kAct, {w.batch, w.tokens, w.hv, w.dv}),
         out_(ctx, kAct, {w.batch, w.tokens, w.hv, w.dv}),
-        a_(ctx, kGate, {w.batch, w.tokens, w.hv}),
+        a_(ctx, kGate, w.per_key ? std::vector<int64_t>{w.batch, w.tokens, w.hv, w.dk}
+                                 : std::vector<int64_t>{w.batch, w.tokens, w.hv}),
         b_(ctx, kGate, {w.batch, w.tokens, w.hv}),
         a_log_(ctx, kParam, {w.hv}),
-        dt_bias_(ctx, kParam, {w.hv}),
+        dt_bias_(ctx, kParam, w.per_key ? std::vector<int64_t>{w.hv, w.dk} : std::vector<int64_t>{w.hv}),
         pool_(ctx, w.state,
               {w.other_out_slots ? 2 * w.batch : w.batch, w.hv, w.v_last ? w.dk : w.dv, w.v_last ? w.dv : w.dk}),
         indices_(ctx, kIndex, {w.batch}),
@@ -111,6 +113,7 @@ class decode_case final : public bench_case {
     out_indices_.fill_ints(slots);
     config_ = engine_config();
     if (w.v_last) config_.state_layout = DK_STATE_V_LAST;
+    if (w.per_key) config_.gate_kind = DK_GATE_PER_KEY;
     args_ = dk_decode_args{};
     args_.q = q_.view(), args_.k = k_.view(), args_.v = v_.view(), args_.out = out_.view();
     args_.g = a_.view(), args_.beta = b_.view();
@@ -225,8 +228,9 @@ int64_t workload::bytes_moved() const {
   const int64_t ntok = num_tokens(), nstate = num_states();
   const int64_t act = elem_size(kAct), gate = elem_size(kGate), param = elem_size(kParam);
   int64_t bytes = ntok * (2 * hq * dk + 2 * hv * dv) * act;                 // q, k, v, out
-  bytes += ntok * hv * 2 * gate;                                            // a, b
-  bytes += 2 * hv * param;                                                  // A_log, dt_bias
+  const int64_t gate_width = per_key ? dk : 1;                              // a per key (KDA) or per head
+  bytes += ntok * hv * (gate_width + 1) * gate;                             // a, b
+  bytes += hv * (1 + gate_width) * param;                                   // A_log, dt_bias
   bytes += nstate * int64_t(elem_size(kIndex));                             // state indices
   if (other_out_slots) bytes += nstate * int64_t(elem_size(kIndex));        // state_out_indices
   if (op == "prefill") bytes += (nstate + 1) * int64_t(elem_size(kIndex));  // cu_seqlens
@@ -290,6 +294,11 @@ std::vector<workload> standard_workloads(bool quick) {
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {1, 8, 32, 128}) w.push_back(decode("qwen3next-vlast-mtp4", 16, 32, b, 4, state, true));
+  // Kimi Delta Attention (per-key gates; Kimi Linear's KDA layers: 32 heads,
+  // K = V = 128), T = 1 on K-last state: full set only.
+  if (!quick)
+    for (elem state : {elem::f32, elem::bf16})
+      for (int b : {1, 8, 32, 128, 512}) w.push_back(decode("kimi-linear", 32, 32, b, 1, state, false, true));
   // --quick keeps prefill short (a 2-core machine shared with builds has short
   // quiet windows): 1024 and 4096 tokens, varlen 8 sequences of 4096 in all.
   const std::vector<int64_t> lengths =

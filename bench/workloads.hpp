@@ -1,7 +1,8 @@
 // The standard workloads of SPEC §7 and their device set-up.
 //
 // Every workload uses the configuration engines run: bf16 q/k/v/out, the raw
-// scalar gate (a in bf16, A_log and dt_bias in fp32), beta as a bf16 logit,
+// scalar gate (a in bf16, A_log and dt_bias in fp32; "kimi-linear" rows: per
+// key), beta as a bf16 logit,
 // q/k L2 normalisation, a K-last state pool addressed by int32 indices (the
 // full set adds V-last decode rows, "qwen3next-vlast").
 // Inputs are seeded random and never zero.
@@ -26,6 +27,7 @@ struct workload {
   std::vector<int64_t> seqlens;  // prefill: one entry per packed sequence
   elem state = elem::f32;
   bool v_last = false;  // decode: V-last state pool [.., K, V] (default K-last [.., V, K])
+  bool per_key = false;  // decode: per-key gates (KDA: a [B, T, HV, K], dt_bias [HV, K])
   bool ascending_slots = false;  // indices 0, 1, 2 ... (default: a seeded permutation)
   // decode: the new states go to B other slots (state_out_indices into a pool of
   // 2B, slots B..2B-1 in the same order as the read slots) instead of in place

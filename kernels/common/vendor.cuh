@@ -441,6 +441,7 @@ DK_DEVICE uint32_t pack_f16x2(float lo, float hi) {
 
 // ---- fast math with one name on both vendors ----
 DK_DEVICE float fast_exp(float x) { return __expf(x); }
+DK_DEVICE float fast_log(float x) { return __logf(x); }
 DK_DEVICE float fast_rsqrt(float x) { return rsqrtf(x); }
 
 }  // namespace dk

@@ -42,6 +42,8 @@ struct geometry {
   static constexpr bool tnv = M == decode_mode::tn_vlast;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
+  // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles.
+  static constexpr bool per_key = M == decode_mode::t1_per_key;
   static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
   static constexpr bool bf16io =
       M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
@@ -120,6 +122,7 @@ struct geometry {
                                     : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
                                     : tnv ? table::tn_vlast_bound
                                     : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
+                                    : per_key ? dk::tuning::t1_per_key_bound_of<table>(k_last, esize)
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;

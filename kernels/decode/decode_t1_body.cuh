@@ -1,5 +1,6 @@
 // decode_t1_body: the T = 1 decode body (gate none/scalar, K = 64/128; also
-// the V-last bf16-I/O instances), and the shared memory of its V-last blocks.
+// the V-last bf16-I/O instances and, t1_per_key, per-key gates), and the
+// shared memory of its V-last blocks.
 #pragma once
 #include "decode_geometry.cuh"
 #include "decode_operands.cuh"
@@ -26,6 +27,9 @@ DK_HOST_DEVICE constexpr int t1_red_vectors(int warps_k, int v_tile) {
 //   u = beta (v - d rk x)
 //   o = d rq y + u (rk rq k.q)               (= S_new^T q_hat)
 //   S_new = d S + k (rk u)^T                 (rounded to 16 bits at the store)
+// Per-key gates (G::per_key: d_a for key a; head_gate then gives d = 1): q and
+// k are multiplied by d_a for the sums (y with d q, x with d k: the decay of
+// S folded into them) and the update is S_new[., a] = d_a S[., a] + k_a (rk u).
 template <class G, dtype S>
 DK_DEVICE void decode_t1_body(const launch_params& lp) {
   constexpr int LK = G::lanes_k, LV = G::lanes_v, VEC = G::vec, ES = G::esize;
@@ -138,6 +142,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   // key row, so that the sums start with row 0.
   constexpr bool SM = G::smem_state;
   static_assert(!SM || !KL, "t1 body: shared-memory tiles are V-last (K-last: decode_t1_bf16io_body)");
+  static_assert(!SM || !G::per_key, "t1 body: per-key gates on the register tile only");
   uint32_t s[SM ? 1 : NR][W];
   [[maybe_unused]] u32x4* mine = nullptr;
   if constexpr (SM) {
@@ -162,6 +167,23 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // The gate's loads after the tile's, as in decode_t1_bf16io_body.
   if constexpr (!G::small) gate.issue(p, b, h);
+  // Per-key gates: this thread's keys of g (and of dt_bias, and A_log, for raw
+  // gates), element by element (g and dt_bias rows need not be 16-byte aligned),
+  // after the tile's as well: issued before the slot wait, B=512 took 9.7 % longer (NOTES.md v28).
+  [[maybe_unused]] uint32_t gkw[G::per_key ? NK : 1], bkw[G::per_key ? NK : 1], alog_bits = 0u;
+  if constexpr (G::per_key) {
+    const bool raw = p.r.gate_raw, bias = raw && p.dt_bias.data != nullptr;
+    const int64_t g_b = b * p.g.stride[0] + int64_t(h) * p.g.stride[2];
+    const int64_t bias_h = int64_t(h) * p.dt_bias.stride[0];
+#pragma unroll
+    for (int r = 0; r < KRUNS; ++r)
+#pragma unroll
+      for (int e = 0; e < KRUN; ++e) {
+        gkw[r * KRUN + e] = load_bits(p.g, g_b + key0(r) + e);
+        bkw[r * KRUN + e] = bias ? load_bits(p.dt_bias, bias_h + key0(r) + e) : 0u;
+      }
+    alog_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
+  }
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];
@@ -177,6 +199,15 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   finish_qk_sums<LK, KSTRIDE>(p, kk, qq, kq);
   float d, beta;
   gate.finish(p, d, beta);
+  [[maybe_unused]] float dkey[G::per_key ? NK : 1];  // per-key decays
+  if constexpr (G::per_key) {
+    const float a_log = bits_to_f(alog_bits, p.a_log.type);
+#pragma unroll
+    for (int a = 0; a < NK; ++a) {
+      dkey[a] = fast_decay_of(bits_to_f(gkw[a], p.g.type), bits_to_f(bkw[a], p.dt_bias.type), a_log, p.r.gate_raw);
+      qf[a] *= dkey[a];
+    }
+  }
   float vf[NV];
   if constexpr (KL) {
 #pragma unroll
@@ -221,12 +252,17 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
         const int key = KL ? i : r, val = KL ? r : i;
         y[val] = fmaf(tile_elem<S, W>(s[r], i), qf[key], y[val]);
       }
+    // Per-key gates: q is dead; its registers take the decayed k for x.
+    if constexpr (G::per_key) {
+#pragma unroll
+      for (int a = 0; a < NK; ++a) qf[a] = kf[a] * dkey[a];
+    }
 #pragma unroll
     for (int r = 0; r < NR; ++r)
 #pragma unroll
       for (int i = 0; i < NCOL; ++i) {
         const int key = KL ? i : r, val = KL ? r : i;
-        x[val] = fmaf(tile_elem<S, W>(s[r], i), kf[key], x[val]);
+        x[val] = fmaf(tile_elem<S, W>(s[r], i), G::per_key ? qf[key] : kf[key], x[val]);
       }
   }
 #pragma unroll
@@ -332,14 +368,14 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #pragma unroll
         for (int i = 0; i < NCOL; ++i) {
           const int key = KL ? i : r, val = KL ? r : i;
-          s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), d, kf[key] * uk[val]));
+          s[r][i] = float_to_bits(fmaf(bits_to_float(s[r][i]), G::per_key ? dkey[key] : d, kf[key] * uk[val]));
         }
       } else {
 #pragma unroll
         for (int i = 0; i < NCOL; i += 2) {
           const int k0 = KL ? i : r, k1 = KL ? i + 1 : r, v0 = KL ? r : i, v1 = KL ? r : i + 1;
-          const float lo = fmaf(tile_elem<S, W>(s[r], i), d, kf[k0] * uk[v0]);
-          const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), d, kf[k1] * uk[v1]);
+          const float lo = fmaf(tile_elem<S, W>(s[r], i), G::per_key ? dkey[k0] : d, kf[k0] * uk[v0]);
+          const float hi = fmaf(tile_elem<S, W>(s[r], i + 1), G::per_key ? dkey[k1] : d, kf[k1] * uk[v1]);
           s[r][i >> 1] = pack_halves<S>(lo, hi);
         }
       }

@@ -95,6 +95,11 @@ struct decode_shape {
 //             in fp32 registers across the tokens
 //             (kernels/decode/decode_tn_vlast.cuh). Everything else with
 //             T > 1 runs general.
+//   t1_per_key  T = 1 with per-key gates (Kimi Delta Attention), K = 64 or
+//             128, any activation and state dtype and layout, where the
+//             family's t1_per_key is set: the t1 body and tiles, each thread's
+//             keys with their own decay (loaded after the tile, finished while
+//             it flies, folded into q and k for the sums and into the update).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -106,9 +111,10 @@ enum class decode_mode : int {
   tn_bf16io = 7,
   t1_small_bf16io = 8,
   tn_bf16io_mid = 9,
-  tn_vlast = 10
+  tn_vlast = 10,
+  t1_per_key = 11
 };
-constexpr int kDecodeModes = 11;
+constexpr int kDecodeModes = 12;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -125,6 +131,9 @@ constexpr int kDecodeModes = 11;
 //                      vec_chunks * 8 elements per row are held packed);
 //   t1_stream_state    streaming (evict-first) cache hints on the state;
 //   t1_kernels         whether T = 1 takes the t1 kernels at all;
+//   t1_per_key         whether T = 1 with per-key gates takes them too
+//                      (decode_mode::t1_per_key; else the general kernel);
+//   t1_per_key_{klast,vlast}_{f32,b16}_bound  its register caps;
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
 //   t1_small_bf16io    whether small grids with bf16 activations and K-last 16-bit
@@ -246,6 +255,13 @@ template <class Table>
 constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
   return k_last ? (state_bytes == 4 ? Table::t1_pipe_f32_min_heads_per_sm : Table::t1_pipe_b16_min_heads_per_sm)
                 : (state_bytes == 4 ? 0 : Table::t1_pipe_vlast_b16_min_heads_per_sm);
+}
+
+// t1_per_key's register cap: the t1 tiles hold the keys' decays as well.
+template <class Table>
+constexpr int t1_per_key_bound_of(bool k_last, int state_bytes) {
+  return k_last ? (state_bytes == 4 ? Table::t1_per_key_klast_f32_bound : Table::t1_per_key_klast_b16_bound)
+                : (state_bytes == 4 ? Table::t1_per_key_vlast_f32_bound : Table::t1_per_key_vlast_b16_bound);
 }
 
 // The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.

@@ -37,6 +37,10 @@ struct decode_tuning<906> {
   // keeps all of K in one wave (16 lanes x 8 keys, 64-byte runs per row), no LDS.
   // No register cap (256 VGPRs per lane). Compiled, not run (no AMD GPU here).
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
+  // Per-key gates stay on the general kernel: the t1 per-key body is measured on Hopper only.
+  static constexpr bool t1_per_key = false;
+  static constexpr int t1_per_key_klast_f32_bound = 0, t1_per_key_klast_b16_bound = 0;
+  static constexpr int t1_per_key_vlast_f32_bound = 0, t1_per_key_vlast_b16_bound = 0;
   static constexpr int t1_min_blocks_per_sm = 4;
   static constexpr int t1_small_heads_per_sm = 1;
   static constexpr bool t1_small_bf16io = false;  // not measured on gfx906

@@ -63,6 +63,10 @@ struct decode_tuning<90> {
   //   the L1 tag rate.
   // - Streaming cache hints (ld/st.global.cs) on the state: 1-3 % slower.
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
+  // Per-key gates (KDA) at T = 1 on the t1 body and tiles (decode_mode::t1_per_key).
+  static constexpr bool t1_per_key = true;
+  static constexpr int t1_per_key_klast_f32_bound = 640, t1_per_key_klast_b16_bound = 512;
+  static constexpr int t1_per_key_vlast_f32_bound = 640, t1_per_key_vlast_b16_bound = 448;
   static constexpr int t1_min_blocks_per_sm = 8;
   // Below 1 head per SM (B=1, contest): t1_small. From 1 (fp32 B=8, 256 heads:
   // one-tile warps, 1.1 waves) the t1 grid: NOTES.md v6, dk_bench, B=8 15.65 ->

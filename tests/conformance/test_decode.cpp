@@ -56,6 +56,46 @@ TEST_CASE("decode: gate kinds and forms") {
   check_decode(scaled);
 }
 
+// KDA decode as engines run it (T = 1, per-key gates; the CUDA backend's
+// t1_per_key kernels on sm_90a): both layouts, every state dtype, both K
+// classes, the gate forms (raw with and without dt_bias), fp32 and bf16
+// activations and gates, padding, other output slots and per-token slots.
+TEST_CASE("decode: per-key gates at one token") {
+  std::uint64_t seed = 1200;
+  for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST})
+    for (dt state : {dt::f32, dt::bf16, dt::f16})
+      for (int dim : {64, 128}) {
+        decode_spec s = base(1, ++seed);
+        s.B = 4;
+        s.padded = {2};
+        s.heads = {2, 4, dim, dim};
+        s.rule.gate = DK_GATE_PER_KEY;
+        s.rule.layout = layout;
+        s.rule.form = dim == 128 ? DK_GATE_RAW : DK_GATE_LOG;
+        s.rule.beta = state == dt::f16 ? DK_BETA_LOGIT : DK_BETA_PROB;
+        s.rule.l2norm = state != dt::bf16;
+        s.types.state = state;
+        s.types.io = state == dt::f32 ? dt::f32 : dt::bf16;
+        s.types.aux = state == dt::bf16 ? dt::bf16 : dt::f32;
+        s.out_slots = state == dt::f16;
+        s.token_slots = state == dt::bf16 && dim == 64;
+        check_decode(s);
+      }
+  decode_spec nobias = base(1, ++seed);  // raw gate without dt_bias, GVA 2, V != K
+  nobias.heads = {2, 4, 128, 80};
+  nobias.rule.gate = DK_GATE_PER_KEY;
+  nobias.rule.form = DK_GATE_RAW;
+  nobias.rule.dt_bias = false;
+  nobias.types.io = dt::bf16;
+  check_decode(nobias);
+  decode_spec fast = base(1, ++seed);  // strong decays, V-last
+  fast.heads = {2, 2, 128, 128};
+  fast.rule.gate = DK_GATE_PER_KEY;
+  fast.rule.layout = DK_STATE_V_LAST;
+  fast.rule.fast_decay = true;
+  check_decode(fast);
+}
+
 TEST_CASE("decode: head ratios and dims") {
   std::uint64_t seed = 300;
   const head_spec dims[] = {{0, 0, 64, 64}, {0, 0, 128, 128}, {0, 0, 48, 80}};

@@ -428,10 +428,55 @@ std::vector<case_desc> check_cases(bool small) {
     c.out_slots = c.idx64 = true;
     add(c);
   }
+  // T = 1 with per-key gates (t1_per_key): both layouts, every state dtype,
+  // both K classes, both grid sizes (t1_per_key has no small-grid variant).
   {
-    case_desc c{"t1 per-key (general kernel)", 4, 1, 2, 4, 128, 128};
+    case_desc c{"t1 per-key klast f32 raw", 4, 1, 2, 4, 128, 128};
     c.gate = DK_GATE_PER_KEY;
     c.raw = c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key klast f32 raw bf16 io B=40 GVA4 strided pad", 40, 1, 8, 32, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key klast bf16 state K=64 V=80 out_slots idx64", 24, 1, 2, 4, 64, 80};
+    c.gate = DK_GATE_PER_KEY;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::bf16;
+    c.out_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key vlast f32 log B=40 pad", 40, 1, 4, 8, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key vlast f16 state raw K=64 token_slots", 6, 1, 2, 4, 64, 64};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = true;
+    c.state = elem::f16;
+    c.token_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key vlast bf16 state raw bf16 io B=24 GVA2", 24, 1, 16, 32, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.state = elem::bf16;
     add(c);
   }
   // T > 1 with bf16 I/O on grids of 1 to 4 heads per SM (tn_bf16io_mid on a

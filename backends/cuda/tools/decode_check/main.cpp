@@ -106,7 +106,12 @@ int main(int argc, char** argv) {
         {"vlast", 128, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_V_LAST},
         {"vlast", 512, 1, 16, 32, 128, 128, elem::bf16, DK_STATE_V_LAST},
         {"vlast-mtp", 32, 4, 16, 32, 128, 128, elem::f32, DK_STATE_V_LAST},
-        {"kda", 128, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+        {"kda", 8, 1, 32, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+        {"kda", 32, 1, 32, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+        {"kda", 128, 1, 32, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+        {"kda", 512, 1, 32, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+        {"kda", 128, 1, 32, 32, 128, 128, elem::f32, DK_STATE_V_LAST, DK_GATE_PER_KEY},
+        {"kda", 128, 1, 32, 32, 128, 128, elem::bf16, DK_STATE_K_LAST, DK_GATE_PER_KEY},
         {"kv64", 128, 1, 16, 32, 64, 64, elem::f32},
         // dk_bench's slot order: scattered over the pool
         {"scatter", 32, 1, 16, 32, 128, 128, elem::f32, DK_STATE_K_LAST, DK_GATE_SCALAR, false, true},
