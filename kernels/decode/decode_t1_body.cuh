@@ -167,21 +167,24 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // The gate's loads after the tile's, as in decode_t1_bf16io_body.
   if constexpr (!G::small) gate.issue(p, b, h);
-  // Per-key gates: this thread's keys of g (and of dt_bias, and A_log, for raw
-  // gates), element by element (g and dt_bias rows need not be 16-byte aligned),
-  // after the tile's as well: issued before the slot wait, B=512 took 9.7 % longer (NOTES.md v28).
-  [[maybe_unused]] uint32_t gkw[G::per_key ? NK : 1], bkw[G::per_key ? NK : 1], alog_bits = 0u;
+  // Per-key gates: the LV lanes that hold the same keys share their decays:
+  // this lane loads and finishes keys a = j LV + vl of its NK (element by
+  // element: g and dt_bias rows need not be 16-byte aligned) and gets the
+  // others by shuffles. Issued after the tile's loads as well: before the slot
+  // wait, B=512 took 9.7 % longer (NOTES.md v28).
+  constexpr int KOWN = (NK + LV - 1) / LV;  // keys whose decay this lane finishes
+  [[maybe_unused]] uint32_t gkw[G::per_key ? KOWN : 1], bkw[G::per_key ? KOWN : 1], alog_bits = 0u;
   if constexpr (G::per_key) {
     const bool raw = p.r.gate_raw, bias = raw && p.dt_bias.data != nullptr;
     const int64_t g_b = b * p.g.stride[0] + int64_t(h) * p.g.stride[2];
     const int64_t bias_h = int64_t(h) * p.dt_bias.stride[0];
 #pragma unroll
-    for (int r = 0; r < KRUNS; ++r)
-#pragma unroll
-      for (int e = 0; e < KRUN; ++e) {
-        gkw[r * KRUN + e] = load_bits(p.g, g_b + key0(r) + e);
-        bkw[r * KRUN + e] = bias ? load_bits(p.dt_bias, bias_h + key0(r) + e) : 0u;
-      }
+    for (int j = 0; j < KOWN; ++j) {
+      const int a = j * LV + vl;
+      const int key = KL ? key0(a / KRUN) + a % KRUN : key0(0) + a;
+      gkw[j] = a < NK ? load_bits(p.g, g_b + key) : 0u;
+      bkw[j] = bias && a < NK ? load_bits(p.dt_bias, bias_h + key) : 0u;
+    }
     alog_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
   }
 
@@ -202,9 +205,14 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   [[maybe_unused]] float dkey[G::per_key ? NK : 1];  // per-key decays
   if constexpr (G::per_key) {
     const float a_log = bits_to_f(alog_bits, p.a_log.type);
+    float mine[KOWN];
+#pragma unroll
+    for (int j = 0; j < KOWN; ++j)
+      mine[j] = fast_decay_of(bits_to_f(gkw[j], p.g.type), bits_to_f(bkw[j], p.dt_bias.type), a_log, p.r.gate_raw);
 #pragma unroll
     for (int a = 0; a < NK; ++a) {
-      dkey[a] = fast_decay_of(bits_to_f(gkw[a], p.g.type), bits_to_f(bkw[a], p.dt_bias.type), a_log, p.r.gate_raw);
+      const int owner = a % LV;  // the lane group that finished key a
+      dkey[a] = shfl(mine[a / LV], G::v_major_lanes ? kl * LV + owner : owner * LK + kl);
       qf[a] *= dkey[a];
     }
   }
