@@ -21,6 +21,7 @@ struct chain_case {
   int B, T;
   dt io, state;
   dk_state_layout layout = DK_STATE_K_LAST;
+  dk_gate_kind gate = DK_GATE_SCALAR;
 };
 const chain_case kCases[] = {
     {"small grid (t1_small)", 2, 1, dt::f32, dt::f32},
@@ -40,10 +41,15 @@ const chain_case kCases[] = {
     {"V-last bf16 state, t1 grid (lanes along V first)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST},
     {"V-last bf16 state, state tile in shared memory (t1_bf16io_smem)", 144, 1, dt::bf16, dt::bf16,
      DK_STATE_V_LAST},
+    {"per-key gates, t1 grid (t1_per_key)", 40, 1, dt::bf16, dt::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+    {"per-key gates, V-last bf16 state (t1_per_key)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST,
+     DK_GATE_PER_KEY},
 };
 
 decode_spec spec_of(const chain_case& c) {
-  return engine_step(c.B, c.T, c.io, c.state, c.layout, 7300 + std::uint64_t(c.B));
+  decode_spec s = engine_step(c.B, c.T, c.io, c.state, c.layout, 7300 + std::uint64_t(c.B));
+  s.rule.gate = c.gate;
+  return s;
 }
 
 dk_status set_programmatic(bool on) {
