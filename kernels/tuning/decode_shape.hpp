@@ -99,7 +99,8 @@ struct decode_shape {
 //             128, any activation and state dtype and layout, where the
 //             family's t1_per_key is set: the t1 body and tiles, each thread's
 //             keys with their own decay (loaded after the tile, finished while
-//             it flies, folded into q and k for the sums and into the update).
+//             it flies, shared by the lanes that hold the same keys, folded
+//             into q and k for the sums and into the update).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,

@@ -64,6 +64,12 @@ struct decode_tuning<90> {
   // - Streaming cache hints (ld/st.global.cs) on the state: 1-3 % slower.
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
   // Per-key gates (KDA) at T = 1 on the t1 body and tiles (decode_mode::t1_per_key).
+  // NOTES.md v28, decode-ab, 2 rounds, kimi-linear with PDL, general kernel -> this:
+  // fp32 state B=32 44.18 -> 39.47 us, B=512 602.07 -> 556.09; bf16 state B=512
+  // 471.35 -> 326.20. Caps: 96 registers for fp32 state, 128 for 16-bit, no spills
+  // (the t1 caps spilled 28-212 bytes; fp32 at 80 spills 4-12 and was 0.5 % slower).
+  // K-last 16-bit state keeps t1's 8 lanes x 16 keys x 4 rows: 16 x 8 x 4 at 80
+  // registers and 16 x 8 x 8 at 128 took 19 % and 11 % longer at B=512.
   static constexpr bool t1_per_key = true;
   static constexpr int t1_per_key_klast_f32_bound = 640, t1_per_key_klast_b16_bound = 512;
   static constexpr int t1_per_key_vlast_f32_bound = 640, t1_per_key_vlast_b16_bound = 448;
