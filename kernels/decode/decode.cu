@@ -193,8 +193,8 @@ constexpr entry instance() {
     else
       return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::t1_per_key) {
-    // mode_for picks it only where the table sets t1_kernels and t1_per_key.
-    if constexpr (tuning::decode_tuning<F>::t1_kernels && tuning::decode_tuning<F>::t1_per_key)
+    // mode_for picks it only where t1_per_key_takes.
+    if constexpr (tuning::t1_per_key_takes<tuning::decode_tuning<F>>())
       return entry_of<F, C, S, L, decode_mode::t1_per_key>();
     else
       return entry_of<F, C, S, L, decode_mode::general>();

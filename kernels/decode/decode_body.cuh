@@ -390,11 +390,8 @@ DK_DEVICE void decode_body(const launch_params& lp) {
         kq += rs[w * 4 + 2];
       }
     }
-    float rk = 1.f, rq = scale;
-    if (l2norm) {
-      rk = rsqrtf(kk + 1e-6f);
-      rq *= rsqrtf(qq + 1e-6f);
-    }
+    float rk, rq;
+    l2norm_factors(l2norm, scale, kk, qq, rk, rq);
     const float bt = sc[8 * t + 0], kqn = kq * rk * rq;
     const int64_t out_t = vector_reg(out_bh + t * out.stride[1]);
 #pragma unroll

@@ -193,7 +193,7 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   using table = tuning::decode_tuning<F>;
   if (c == decode_class::generic) return decode_mode::general;
   if (p.r.gate == gate_kind::per_key)
-    return p.tokens == 1 && table::t1_kernels && table::t1_per_key ? decode_mode::t1_per_key : decode_mode::general;
+    return p.tokens == 1 && tuning::t1_per_key_takes<table>() ? decode_mode::t1_per_key : decode_mode::general;
   const bool bf16_activations = p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
                                 p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
   const int64_t heads = int64_t(p.batch) * p.hv;

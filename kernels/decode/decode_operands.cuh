@@ -58,20 +58,21 @@ DK_DEVICE int64_t slot_of(const decode_problem& p, int64_t b) {
 DK_DEVICE float softplus(float x) { return x > 20.f ? x : log1pf(expf(x)); }
 
 // exp(gamma) from the gate value; raw: gamma = -exp(A_log) * softplus(a + dt_bias).
+// Approx: with the hardware's approximate exp and log (relative error about
+// 2^-21, far inside the fp32 tolerance), for the per-key gates, one decay per
+// key and thread, where expf / log1pf cost ~60 instructions each.
+template <bool Approx = false>
 DK_DEVICE float decay_of(float g, float dt_bias, float a_log, bool raw) {
-  if (raw) g = -expf(a_log) * softplus(g + dt_bias);
-  return expf(g);
-}
-
-// decay_of with the hardware's approximate exp and log (relative error about
-// 2^-21, far inside the fp32 tolerance): the per-key gates compute one per
-// key and thread, where the library's expf / log1pf would cost ~60 instructions each.
-DK_DEVICE float fast_decay_of(float g, float dt_bias, float a_log, bool raw) {
-  if (raw) {
-    const float x = g + dt_bias;
-    g = -fast_exp(a_log) * (x > 20.f ? x : fast_log(1.f + fast_exp(x)));
+  if constexpr (Approx) {
+    if (raw) {
+      const float x = g + dt_bias;
+      g = -fast_exp(a_log) * (x > 20.f ? x : fast_log(1.f + fast_exp(x)));
+    }
+    return fast_exp(g);
+  } else {
+    if (raw) g = -expf(a_log) * softplus(g + dt_bias);
+    return expf(g);
   }
-  return fast_exp(g);
 }
 
 // The scalar gate's inputs and beta of one (sequence, head) at T = 1: issue()
@@ -107,6 +108,18 @@ DK_DEVICE float lanes_sum(float v) {
     return v;
   }
 }
+// The q/k l2 norm's epsilon (SPEC: q / sqrt(q.q + 1e-6)).
+constexpr float kQkNormEps = 1e-6f;
+// The l2-norm factors of k and q from the sums k.k and q.q (rq carrying the
+// output scale); 1 and the scale when the norm is off.
+DK_DEVICE void l2norm_factors(bool l2norm, float scale, float kk, float qq, float& rk, float& rq) {
+  rk = 1.f, rq = scale;
+  if (l2norm) {
+    rk = rsqrtf(kk + kQkNormEps);
+    rq *= rsqrtf(qq + kQkNormEps);
+  }
+}
+
 // T = 1: k.q, and k.k and q.q when the norms are needed, from a thread's
 // partial sums to the sums over its row's W lanes.
 template <int W, int STRIDE = 1>

@@ -257,8 +257,8 @@ DK_DEVICE void decode_t1_pipe_body(const launch_params& lp) {
       kq = group_sum<LK>(kq);
       rk = 1.f, rq = p.r.scale;
       if (p.r.qk_l2norm) {
-        rk = rsqrtf(group_sum<LK>(kk) + 1e-6f);
-        rq *= rsqrtf(group_sum<LK>(qq) + 1e-6f);
+        rk = rsqrtf(group_sum<LK>(kk) + kQkNormEps);
+        rq *= rsqrtf(group_sum<LK>(qq) + kQkNormEps);
       }
       hd.finish(p);
       warp_sync();  // every lane is done with the previous head's v
@@ -463,8 +463,8 @@ DK_DEVICE void decode_t1_pipe_vlast_body(const launch_params& lp) {
         hd.store_v(p, lane, vhead);
         float rks = 1.f, rqs = p.r.scale;
         if (p.r.qk_l2norm) {
-          rks = rsqrtf(group_sum<kWarpSize>(kk) + 1e-6f);
-          rqs *= rsqrtf(group_sum<kWarpSize>(qq) + 1e-6f);
+          rks = rsqrtf(group_sum<kWarpSize>(kk) + kQkNormEps);
+          rqs *= rsqrtf(group_sum<kWarpSize>(qq) + kQkNormEps);
         }
         kqs = group_sum<kWarpSize>(kqs);
         if (lane == 0) {

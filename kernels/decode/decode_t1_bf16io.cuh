@@ -233,11 +233,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   reduce_scatter_xy<LK, M>(a, kl, holds_y, x, y);
 
   if constexpr (G::wide) gate.finish(p, d, beta);
-  float rk = 1.f, rq = p.r.scale;
-  if (p.r.qk_l2norm) {
-    rk = rsqrtf(kk + 1e-6f);
-    rq *= rsqrtf(qq + 1e-6f);
-  }
+  float rk, rq;
+  l2norm_factors(p.r.qk_l2norm, p.r.scale, kk, qq, rk, rq);
   // 5. The row's u and output (= S_new^T q_hat), once per row; rk u to every lane of the row.
   const float u = beta * (bf16_bits_to_float(v_bits) - d * rk * x);
   if (writes_row && my_value < V) out[my_value] = float_to_bf16_bits(fmaf(u, kq * rk * rq, d * rq * y));

@@ -208,7 +208,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     float mine[KOWN];
 #pragma unroll
     for (int j = 0; j < KOWN; ++j)
-      mine[j] = fast_decay_of(bits_to_f(gkw[j], p.g.type), bits_to_f(bkw[j], p.dt_bias.type), a_log, p.r.gate_raw);
+      mine[j] = decay_of<true>(bits_to_f(gkw[j], p.g.type), bits_to_f(bkw[j], p.dt_bias.type), a_log, p.r.gate_raw);
 #pragma unroll
     for (int a = 0; a < NK; ++a) {
       const int owner = a % LV;  // the lane group that finished key a
@@ -323,10 +323,12 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       kq += rs[w * 4 + 2];
     }
   }
+  // l2norm_factors written out: through the helper, ptxas allocates this body's
+  // K-last instances differently (same PTX instructions, renumbered registers).
   float rk = 1.f, rq = p.r.scale;
   if (p.r.qk_l2norm) {
-    rk = rsqrtf(kk + 1e-6f);
-    rq *= rsqrtf(qq + 1e-6f);
+    rk = rsqrtf(kk + kQkNormEps);
+    rq *= rsqrtf(qq + kQkNormEps);
   }
   const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
 

@@ -169,11 +169,8 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
       if (vword / kWarpSize == i) vbits = w;
     }
     const float v = bits_to_float((my_row & 1) ? (vbits & 0xffff0000u) : (vbits << 16));
-    float rk = 1.f, rq = p.r.scale;
-    if (p.r.qk_l2norm) {
-      rk = rsqrtf(kk + 1e-6f);
-      rq *= rsqrtf(qq + 1e-6f);
-    }
+    float rk, rq;
+    l2norm_factors(p.r.qk_l2norm, p.r.scale, kk, qq, rk, rq);
     tile_scale *= d;  // x, y came from s: d times the true ones is tile_scale x, y
     const float u = beta * (v - tile_scale * rk * x);
     if (writes_row && my_value < V)

@@ -180,11 +180,8 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
       }
     }
     const float d = tok.decay_of_token(t), beta = tok.beta_of_token(t);
-    float rk = 1.f, rq = p.r.scale;
-    if (p.r.qk_l2norm) {
-      rk = rsqrtf(kk + 1e-6f);
-      rq *= rsqrtf(qq + 1e-6f);
-    }
+    float rk, rq;
+    l2norm_factors(p.r.qk_l2norm, p.r.scale, kk, qq, rk, rq);
     const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
     float uk[VEC], o[VEC];
 #pragma unroll

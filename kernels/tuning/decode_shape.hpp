@@ -286,6 +286,12 @@ constexpr bool tn_bf16io_mid_takes(bool k_last) {
   return tn_bf16io_takes<Table>(k_last) && Table::tn_bf16io_mid_max_heads_per_sm > 0;
 }
 
+// Whether T = 1 with per-key gates takes decode_mode::t1_per_key (else general).
+template <class Table>
+constexpr bool t1_per_key_takes() {
+  return Table::t1_kernels && Table::t1_per_key;
+}
+
 // The same for V-last state (decode_mode::tn_vlast).
 template <class Table>
 constexpr bool tn_vlast_takes(bool k_last) {
