@@ -42,11 +42,12 @@ struct geometry {
   static constexpr bool tnv = M == decode_mode::tn_vlast;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
-  // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles.
-  static constexpr bool per_key = M == decode_mode::t1_per_key;
+  // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles;
+  // t1_per_key_smem: the t1_bf16io_smem body with them.
+  static constexpr bool per_key = M == decode_mode::t1_per_key || M == decode_mode::t1_per_key_smem;
   static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
-  static constexpr bool bf16io =
-      M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
+  static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem ||
+                                 M == decode_mode::t1_bf16io_smem_wide || M == decode_mode::t1_per_key_smem;
   // q, k, v and the output are bf16 at compile time (io_operand): the bf16-I/O
   // modes and t1_small_bf16io (the t1 body on small grids).
   static constexpr bool typed_io = bf16io || M == decode_mode::t1_small_bf16io || tnv;
@@ -58,7 +59,8 @@ struct geometry {
   static constexpr bool k_last = L == state_layout::k_last;
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
   // cp.async instead of in registers.
-  static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide;
+  static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide ||
+                                     M == decode_mode::t1_per_key_smem;
   // t1_bf16io_smem_wide (fp32 grids of many waves): the gate finished after
   // the sums (decode_t1_bf16io_body).
   static constexpr bool wide = M == decode_mode::t1_bf16io_smem_wide;
@@ -122,7 +124,7 @@ struct geometry {
                                     : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
                                     : tnv ? table::tn_vlast_bound
                                     : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
-                                    : per_key ? dk::tuning::t1_per_key_bound_of<table>(k_last, esize)
+                                    : per_key ? dk::tuning::t1_per_key_bound_of<table>(k_last, esize, smem_state)
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)
                                          : table::launch_bound;
   static constexpr int launch_bound = table_bound > max_threads ? table_bound : max_threads;

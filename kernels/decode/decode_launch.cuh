@@ -192,11 +192,17 @@ template <int F>
 decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c) {
   using table = tuning::decode_tuning<F>;
   if (c == decode_class::generic) return decode_mode::general;
-  if (p.r.gate == gate_kind::per_key)
-    return p.tokens == 1 && tuning::t1_per_key_takes<table>() ? decode_mode::t1_per_key : decode_mode::general;
   const bool bf16_activations = p.q.type == dtype::bf16 && p.k.type == dtype::bf16 &&
                                 p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
   const int64_t heads = int64_t(p.batch) * p.hv;
+  if (p.r.gate == gate_kind::per_key) {
+    if (p.tokens != 1 || !tuning::t1_per_key_takes<table>()) return decode_mode::general;
+    const bool k_last = p.r.layout == state_layout::k_last;
+    const bool smem = bf16_activations && tuning::t1_per_key_smem_takes<table>(k_last) &&
+                      tuning::t1_bf16io_klast_fits<table>(c, p.pool.type == dtype::f32 ? 4 : 2) &&
+                      heads >= int64_t(table::t1_per_key_smem_min_heads_per_sm) * compute_units;
+    return smem ? decode_mode::t1_per_key_smem : decode_mode::t1_per_key;
+  }
   if (p.tokens != 1) {
     const bool k_last = p.r.layout == state_layout::k_last;
     if (!bf16_activations) return decode_mode::general;

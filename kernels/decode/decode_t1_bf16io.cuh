@@ -20,6 +20,9 @@
 // sums over column 0 run while later columns are still arriving.
 // 16-bit state (K-last, large grids) takes the smem body too, in place of
 // t1_pipe: its tile holds 16 rows of 128 keys in the same 4 KB per warp.
+// decode_mode::t1_per_key_smem (per-key gates, G::per_key) runs the smem body
+// with a decay d_a per key (key_decays, as the t1 body): the sums take d q and
+// d k column by column, the update d_a S + k_a (rk u); head_gate gives d = 1.
 #pragma once
 
 namespace dk::gpu::decode_detail {
@@ -90,6 +93,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   static_assert((M & (M - 1)) == 0, "t1_bf16io: rows per thread are a power of two");
   static_assert(VEC == 4 || VEC == 8, "t1_bf16io: 16-byte state vectors");
   static_assert(!G::stream_state, "t1_bf16io: plain state loads/stores (no table sets t1_stream_state)");
+  static_assert(!G::per_key || (G::smem_state && !G::wide), "t1_bf16io: per-key gates on the smem tile only");
 
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x) % kWarpSize, warp = int(threadIdx.x) / kWarpSize;
@@ -163,6 +167,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // tile (B=32 in graph 37.6 -> 37.1 us, NOTES.md v12).
   head_gate gate;
   gate.issue(p, b, h);
+  [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
+  if constexpr (G::per_key) decays.issue(p, b, h, vl, [&](int a) { return ((a / VEC) * LK + kl) * VEC + a % VEC; });
 
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
   // the gate and beta (the wide instance: the gate after the sums).
@@ -191,6 +197,17 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // 36.36 us, NOTES.md v13). Elsewhere that lost (fp32 B=8) or spilled (16-bit).
   float d = 1.f, beta = 1.f;
   if constexpr (!G::wide) gate.finish(p, d, beta);
+  [[maybe_unused]] float dkey[G::per_key ? NK : 1];  // per-key decays
+  if constexpr (G::per_key) decays.finish(p, [&](int o) { return o * LK + kl; }, dkey);
+  // The keys' q and k as the sums take them (per-key: with their decays).
+  auto k_sum = [&](int i) {
+    if constexpr (G::per_key) return unpack(kw, i) * dkey[i];
+    else return unpack(kw, i);
+  };
+  auto q_sum = [&](int i) {
+    if constexpr (G::per_key) return q_at(i) * dkey[i];
+    else return q_at(i);
+  };
 
   // 4. x and y of each row over this thread's keys, then the reduce-scatter.
   float a[M];
@@ -210,8 +227,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
 #pragma unroll
         for (int j = 0; j < VEC; ++j) {
           const float st = tile_elem<S, 4>(w, j);
-          a[2 * r] = fmaf(st, unpack(kw, c * VEC + j), a[2 * r]);
-          a[2 * r + 1] = fmaf(st, q_at(c * VEC + j), a[2 * r + 1]);
+          a[2 * r] = fmaf(st, k_sum(c * VEC + j), a[2 * r]);
+          a[2 * r + 1] = fmaf(st, q_sum(c * VEC + j), a[2 * r + 1]);
         }
       }
     }
@@ -254,7 +271,11 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     auto update_store = [&](int r, int c) {
       uint32_t w[4];
       read_slot(mine, r * NC + c, w);
-      const u32x4 n = decay_add<S>(w, d, [&](int e) { return unpack(kw, c * VEC + e) * uk[r]; });
+      auto decay = [&](int e) {
+        if constexpr (G::per_key) return dkey[c * VEC + e];
+        else return d;
+      };
+      const u32x4 n = decay_add<S>(w, decay, [&](int e) { return unpack(kw, c * VEC + e) * uk[r]; });
       if (row_value(r) < V) store16(to + r * row_step + c * LK * 16, n);
     };
 #pragma unroll

@@ -167,26 +167,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 
   // The gate's loads after the tile's, as in decode_t1_bf16io_body.
   if constexpr (!G::small) gate.issue(p, b, h);
-  // Per-key gates: the LV lanes that hold the same keys share their decays:
-  // this lane loads and finishes keys a = j LV + vl of its NK (element by
-  // element: g and dt_bias rows need not be 16-byte aligned) and gets the
-  // others by shuffles. Issued after the tile's loads as well: before the slot
-  // wait, B=512 took 9.7 % longer (NOTES.md v28).
-  constexpr int KOWN = (NK + LV - 1) / LV;  // keys whose decay this lane finishes
-  [[maybe_unused]] uint32_t gkw[G::per_key ? KOWN : 1], bkw[G::per_key ? KOWN : 1], alog_bits = 0u;
-  if constexpr (G::per_key) {
-    const bool raw = p.r.gate_raw, bias = raw && p.dt_bias.data != nullptr;
-    const int64_t g_b = b * p.g.stride[0] + int64_t(h) * p.g.stride[2];
-    const int64_t bias_h = int64_t(h) * p.dt_bias.stride[0];
-#pragma unroll
-    for (int j = 0; j < KOWN; ++j) {
-      const int a = j * LV + vl;
-      const int key = KL ? key0(a / KRUN) + a % KRUN : key0(0) + a;
-      gkw[j] = a < NK ? load_bits(p.g, g_b + key) : 0u;
-      bkw[j] = bias && a < NK ? load_bits(p.dt_bias, bias_h + key) : 0u;
-    }
-    alog_bits = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
-  }
+  // Per-key gates: their loads after the tile's as well (key_decays).
+  [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
+  if constexpr (G::per_key)
+    decays.issue(p, b, h, vl, [&](int a) { return KL ? key0(a / KRUN) + a % KRUN : key0(0) + a; });
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];
@@ -204,17 +188,9 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   gate.finish(p, d, beta);
   [[maybe_unused]] float dkey[G::per_key ? NK : 1];  // per-key decays
   if constexpr (G::per_key) {
-    const float a_log = bits_to_f(alog_bits, p.a_log.type);
-    float mine[KOWN];
+    decays.finish(p, [&](int o) { return G::v_major_lanes ? kl * LV + o : o * LK + kl; }, dkey);
 #pragma unroll
-    for (int j = 0; j < KOWN; ++j)
-      mine[j] = decay_of<true>(bits_to_f(gkw[j], p.g.type), bits_to_f(bkw[j], p.dt_bias.type), a_log, p.r.gate_raw);
-#pragma unroll
-    for (int a = 0; a < NK; ++a) {
-      const int owner = a % LV;  // the lane group that finished key a
-      dkey[a] = shfl(mine[a / LV], G::v_major_lanes ? kl * LV + owner : owner * LK + kl);
-      qf[a] *= dkey[a];
-    }
+    for (int a = 0; a < NK; ++a) qf[a] *= dkey[a];
   }
   float vf[NV];
   if constexpr (KL) {
@@ -368,7 +344,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       for (int c = 0; c < NC; ++c) {
         uint32_t w[4];
         read_slot(mine, r * NC + c, w);
-        const u32x4 n = decay_add<S>(w, d, [&](int e) { return kf[r] * uk[c * VEC + e]; });
+        const u32x4 n = decay_add<S>(w, [&](int) { return d; }, [&](int e) { return kf[r] * uk[c * VEC + e]; });
         if (in_range(r, c)) store16(dst + vec_off(r, c), n);
       }
   } else {

@@ -267,20 +267,58 @@ DK_DEVICE void read_slot(const u32x4* mine, int i, uint32_t (&w)[4]) {
   w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
 }
 // The rank-1 update of one 16-byte vector of state S: element e becomes
-// d * S_e + add(e) in fp32, rounded once to S and repacked for the store.
-template <dtype S, class Add>
-DK_DEVICE u32x4 decay_add(const uint32_t (&w)[4], float d, Add&& add) {
+// decay(e) * S_e + add(e) in fp32, rounded once to S and repacked for the store.
+template <dtype S, class Decay, class Add>
+DK_DEVICE u32x4 decay_add(const uint32_t (&w)[4], Decay&& decay, Add&& add) {
   uint32_t n[4];
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     if constexpr (S == dtype::f32) {
-      n[j] = float_to_bits(fmaf(bits_to_float(w[j]), d, add(j)));
+      n[j] = float_to_bits(fmaf(bits_to_float(w[j]), decay(j), add(j)));
     } else {
-      n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), d, add(2 * j)),
-                            fmaf(tile_elem<S, 4>(w, 2 * j + 1), d, add(2 * j + 1)));
+      n[j] = pack_halves<S>(fmaf(tile_elem<S, 4>(w, 2 * j), decay(2 * j), add(2 * j)),
+                            fmaf(tile_elem<S, 4>(w, 2 * j + 1), decay(2 * j + 1), add(2 * j + 1)));
     }
   }
   return u32x4{n[0], n[1], n[2], n[3]};
 }
+
+// Per-key gates at T = 1 (KDA): the decays of a thread's NK keys. The LV lanes
+// that hold the same keys share them: this lane loads and finishes keys
+// a = j LV + vl of its NK (element by element: g and dt_bias rows need not be
+// 16-byte aligned) and takes the others by shuffles. The bodies issue the
+// loads after the tile's: before the slot wait, B=512 took 9.7 % longer (NOTES.md v28).
+template <int NK, int LV>
+struct key_decays {
+  static constexpr int kOwn = (NK + LV - 1) / LV;  // keys whose decay this lane finishes
+  uint32_t g[kOwn], bias[kOwn], a_log = 0u;
+  // key_of(a): key a of the thread's NK as an index into K.
+  template <class KeyOf>
+  DK_DEVICE void issue(const decode_problem& p, int64_t b, int h, int vl, KeyOf&& key_of) {
+    const bool raw = p.r.gate_raw, has_bias = raw && p.dt_bias.data != nullptr;
+    const int64_t g_b = b * p.g.stride[0] + int64_t(h) * p.g.stride[2];
+    const int64_t bias_h = int64_t(h) * p.dt_bias.stride[0];
+#pragma unroll
+    for (int j = 0; j < kOwn; ++j) {
+      const int a = j * LV + vl;
+      const int key = key_of(a);
+      g[j] = a < NK ? load_bits(p.g, g_b + key) : 0u;
+      bias[j] = has_bias && a < NK ? load_bits(p.dt_bias, bias_h + key) : 0u;
+    }
+    a_log = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
+  }
+  // d[a] for every key of the thread; lane_of(o): the lane of this thread's
+  // keys whose value lane is o (it finished keys a with a % LV == o).
+  template <class LaneOf>
+  DK_DEVICE void finish(const decode_problem& p, LaneOf&& lane_of, float (&d)[NK]) const {
+    const float al = bits_to_f(a_log, p.a_log.type);
+    float mine[kOwn];
+#pragma unroll
+    for (int j = 0; j < kOwn; ++j)
+      mine[j] = decay_of<true>(bits_to_f(g[j], p.g.type), bits_to_f(bias[j], p.dt_bias.type), al, p.r.gate_raw);
+#pragma unroll
+    for (int a = 0; a < NK; ++a) d[a] = shfl(mine[a / LV], lane_of(a % LV));
+  }
+};
 
 }  // namespace dk::gpu::decode_detail

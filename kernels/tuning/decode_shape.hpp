@@ -101,6 +101,11 @@ struct decode_shape {
 //             keys with their own decay (loaded after the tile, finished while
 //             it flies, shared by the lanes that hold the same keys, folded
 //             into q and k for the sums and into the update).
+//   t1_per_key_smem  t1_per_key for K-last state with bf16 q, k, v and output
+//             where the bf16-I/O tile fits, on grids of at least
+//             t1_per_key_smem_min_heads_per_sm * SMs pairs, where the family's
+//             t1_per_key_smem is set: the t1_bf16io_smem body (tile in shared
+//             memory by cp.async, sums reduce-scattered) with the same decays.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -113,9 +118,10 @@ enum class decode_mode : int {
   t1_small_bf16io = 8,
   tn_bf16io_mid = 9,
   tn_vlast = 10,
-  t1_per_key = 11
+  t1_per_key = 11,
+  t1_per_key_smem = 12
 };
-constexpr int kDecodeModes = 12;
+constexpr int kDecodeModes = 13;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -135,6 +141,10 @@ constexpr int kDecodeModes = 12;
 //   t1_per_key         whether T = 1 with per-key gates takes them too
 //                      (decode_mode::t1_per_key; else the general kernel);
 //   t1_per_key_{klast,vlast}_{f32,b16}_bound  its register caps;
+//   t1_per_key_smem, t1_per_key_smem_min_heads_per_sm,
+//   t1_per_key_smem_{f32,b16}_bound  whether K-last per-key launches with bf16
+//                      activations take decode_mode::t1_per_key_smem, from how
+//                      many heads per SM, and its register caps;
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
 //   t1_small_bf16io    whether small grids with bf16 activations and K-last 16-bit
@@ -258,9 +268,11 @@ constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
                 : (state_bytes == 4 ? 0 : Table::t1_pipe_vlast_b16_min_heads_per_sm);
 }
 
-// t1_per_key's register cap: the t1 tiles hold the keys' decays as well.
+// t1_per_key's register cap: the t1 tiles hold the keys' decays as well
+// (smem_state: t1_per_key_smem's).
 template <class Table>
-constexpr int t1_per_key_bound_of(bool k_last, int state_bytes) {
+constexpr int t1_per_key_bound_of(bool k_last, int state_bytes, bool smem_state = false) {
+  if (smem_state) return state_bytes == 4 ? Table::t1_per_key_smem_f32_bound : Table::t1_per_key_smem_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_per_key_klast_f32_bound : Table::t1_per_key_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_per_key_vlast_f32_bound : Table::t1_per_key_vlast_b16_bound);
 }
@@ -290,6 +302,12 @@ constexpr bool tn_bf16io_mid_takes(bool k_last) {
 template <class Table>
 constexpr bool t1_per_key_takes() {
   return Table::t1_kernels && Table::t1_per_key;
+}
+// Whether per-key launches on a layout may take decode_mode::t1_per_key_smem
+// (the host also asks for bf16 activations, a fitting tile and enough heads).
+template <class Table>
+constexpr bool t1_per_key_smem_takes(bool k_last) {
+  return t1_per_key_takes<Table>() && Table::t1_per_key_smem && k_last;
 }
 
 // The same for V-last state (decode_mode::tn_vlast).

@@ -25,6 +25,7 @@ struct decode_tuning<120> : decode_tuning<90> {
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0, t1_bf16io_smem_vlast_f32_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;
+  static constexpr bool t1_per_key_smem = false;  // as t1_bf16io_smem (its shared memory per SM)
 
   static constexpr decode_shape shape(decode_class c, bool k_last, int state_bytes) {
     if (k_last) return decode_tuning<90>::shape(c, k_last, state_bytes);

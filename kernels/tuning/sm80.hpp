@@ -24,6 +24,7 @@ struct decode_tuning<80> : decode_tuning<90> {
   static constexpr int t1_bf16io_smem_max_heads_per_sm = 0, t1_bf16io_smem_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_vlast_b16_min_heads_per_sm = 0, t1_bf16io_smem_vlast_f32_min_heads_per_sm = 0;
   static constexpr int t1_bf16io_smem_b16_min_heads_per_sm = 0, t1_bf16io_smem_b16_bound = 0;
+  static constexpr bool t1_per_key_smem = false;  // as t1_bf16io_smem: not taken before it is measured on an sm_80 device
   // No bulk-copy engine before sm_90: no streaming kernel (decode_mode::t1_pipe).
   static constexpr int t1_pipe_f32_min_heads_per_sm = 0;
   static constexpr int t1_pipe_b16_min_heads_per_sm = 0;

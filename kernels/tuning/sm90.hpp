@@ -73,6 +73,17 @@ struct decode_tuning<90> {
   static constexpr bool t1_per_key = true;
   static constexpr int t1_per_key_klast_f32_bound = 640, t1_per_key_klast_b16_bound = 512;
   static constexpr int t1_per_key_vlast_f32_bound = 640, t1_per_key_vlast_b16_bound = 448;
+  // K-last per-key with bf16 activations on every grid: the t1_bf16io_smem body
+  // with the decays (decode_mode::t1_per_key_smem). NOTES.md v29 run 1,
+  // decode-ab, 2 rounds, kimi-linear with PDL, t1_per_key -> this (fp32 state
+  // at 80 registers): fp32 B=1 4.84 -> 4.03 us, B=8 13.39 -> 11.21, B=32 39.46
+  // -> 36.58, B=128 143.65 -> 137.19, B=512 555.64 -> 534.77; bf16 state at 96
+  // (80 spill 100-112 bytes) 4.37 -> 3.92, 7.92 -> 8.11 (in graph 8.91 -> 8.25),
+  // 25.66 -> 22.46, 86.51 -> 75.92, 326.02 -> 286.27. fp32 at 64 registers (no
+  // spill): B=512 532.42, but B=1 4.38, B=8 11.35, B=32 37.28.
+  static constexpr bool t1_per_key_smem = true;
+  static constexpr int t1_per_key_smem_min_heads_per_sm = 0;
+  static constexpr int t1_per_key_smem_f32_bound = 768, t1_per_key_smem_b16_bound = 640;
   static constexpr int t1_min_blocks_per_sm = 8;
   // Below 1 head per SM (B=1, contest): t1_small. From 1 (fp32 B=8, 256 heads:
   // one-tile warps, 1.1 waves) the t1 grid: NOTES.md v6, dk_bench, B=8 15.65 ->

@@ -57,9 +57,10 @@ TEST_CASE("decode: gate kinds and forms") {
 }
 
 // KDA decode as engines run it (T = 1, per-key gates; the CUDA backend's
-// t1_per_key kernels on sm_90a): both layouts, every state dtype, both K
-// classes, the gate forms (raw with and without dt_bias), fp32 and bf16
-// activations and gates, padding, other output slots and per-token slots.
+// t1_per_key kernels on sm_90a, t1_per_key_smem for K-last state with bf16
+// activations): both layouts, every state dtype, both K classes, the gate
+// forms (raw with and without dt_bias), fp32 and bf16 activations and gates,
+// padding, other output slots and per-token slots.
 TEST_CASE("decode: per-key gates at one token") {
   std::uint64_t seed = 1200;
   for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST})
@@ -88,6 +89,14 @@ TEST_CASE("decode: per-key gates at one token") {
   nobias.rule.dt_bias = false;
   nobias.types.io = dt::bf16;
   check_decode(nobias);
+  decode_spec k64 = base(1, ++seed);  // fp32 state, bf16 activations, K = 64, other slots
+  k64.B = 3;
+  k64.heads = {2, 4, 64, 64};
+  k64.rule.gate = DK_GATE_PER_KEY;
+  k64.rule.form = DK_GATE_RAW;
+  k64.types.io = dt::bf16;
+  k64.out_slots = true;
+  check_decode(k64);
   decode_spec fast = base(1, ++seed);  // strong decays, V-last
   fast.heads = {2, 2, 128, 128};
   fast.rule.gate = DK_GATE_PER_KEY;

@@ -429,7 +429,8 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   // T = 1 with per-key gates (t1_per_key): both layouts, every state dtype,
-  // both K classes, both grid sizes (t1_per_key has no small-grid variant).
+  // both K classes, both grid sizes (no small-grid variant); K-last with bf16
+  // activations where the bf16-I/O tile fits runs t1_per_key_smem.
   {
     case_desc c{"t1 per-key klast f32 raw", 4, 1, 2, 4, 128, 128};
     c.gate = DK_GATE_PER_KEY;
@@ -437,7 +438,7 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 per-key klast f32 raw bf16 io B=40 GVA4 strided pad", 40, 1, 8, 32, 128, 128};
+    case_desc c{"t1 per-key smem klast f32 raw bf16 io B=40 GVA4 strided pad", 40, 1, 8, 32, 128, 128};
     c.gate = DK_GATE_PER_KEY;
     c.raw = c.logit = c.l2norm = true;
     c.io = c.gates = elem::bf16;
@@ -451,6 +452,31 @@ std::vector<case_desc> check_cases(bool small) {
     c.io = elem::bf16;
     c.state = elem::bf16;
     c.out_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key smem klast f32 log bf16 io K=64 V=112 B=1 token_slots idx64", 1, 1, 2, 4, 64, 112};
+    c.gate = DK_GATE_PER_KEY;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key smem klast bf16 state raw bf16 io B=72 out_slots pad", 72, 1, 4, 8, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key smem klast f16 state raw bf16 io V=80 B=5 GVA2 strided", 5, 1, 2, 4, 128, 80};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.strided = true;
     add(c);
   }
   {
