@@ -437,7 +437,7 @@ def main():
            "- Every workload runs the configuration engines use: bf16 q/k/v/out, raw scalar gate "
            "(`a` bf16, `A_log`/`dt_bias` fp32; per key, `a` [B, T, HV, K] and `dt_bias` [HV, K], "
            "in the `kimi-linear` rows), beta as a bf16 logit, q/k L2 norm, K-last state "
-           "pool (V-last in the `qwen3next-vlast` rows) addressed by int32 indices (scattered "
+           "pool (V-last in the `-vlast` rows) addressed by int32 indices (scattered "
            "slots), random non-zero inputs.",
            "- Time: median over the timed calls (CUDA/HIP events on GPUs, steady_clock on the "
            "CPU), taken in several passes over all workloads after warm-up, with the caches "

@@ -201,12 +201,19 @@ constexpr entry instance() {
     else
       return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::t1_per_key_smem) {
-    // mode_for picks it only where t1_per_key_smem_takes, with a fitting tile.
-    if constexpr (tuning::t1_per_key_smem_takes<tuning::decode_tuning<F>>(L == state_layout::k_last)) {
+    // mode_for picks it only where t1_per_key_smem_takes: K-last with a fitting
+    // tile, V-last where the scalar gate's V-last smem body is on.
+    using table = tuning::decode_tuning<F>;
+    if constexpr (!tuning::t1_per_key_smem_takes<table>(L == state_layout::k_last)) {
+      return instance<F, C, S, L, decode_mode::t1_per_key>();
+    } else if constexpr (L == state_layout::k_last) {
       if constexpr (bf16io_fits<geometry<F, C, S, L, decode_mode::t1_per_key_smem>>())
         return entry_of<F, C, S, L, decode_mode::t1_per_key_smem>();
       else
         return instance<F, C, S, L, decode_mode::t1_per_key>();
+    } else if constexpr ((S == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
+                                          : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm) > 0) {
+      return entry_of<F, C, S, L, decode_mode::t1_per_key_smem>();
     } else {
       return instance<F, C, S, L, decode_mode::t1_per_key>();
     }

@@ -197,10 +197,14 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int64_t heads = int64_t(p.batch) * p.hv;
   if (p.r.gate == gate_kind::per_key) {
     if (p.tokens != 1 || !tuning::t1_per_key_takes<table>()) return decode_mode::general;
-    const bool k_last = p.r.layout == state_layout::k_last;
+    const bool k_last = p.r.layout == state_layout::k_last, f32_state = p.pool.type == dtype::f32;
+    // V-last: where the scalar gate takes the V-last shared-memory body.
+    const int vlast_min = f32_state ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
+                                    : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm;
     const bool smem = bf16_activations && tuning::t1_per_key_smem_takes<table>(k_last) &&
-                      tuning::t1_bf16io_klast_fits<table>(c, p.pool.type == dtype::f32 ? 4 : 2) &&
-                      heads >= int64_t(table::t1_per_key_smem_min_heads_per_sm) * compute_units;
+                      (k_last ? tuning::t1_bf16io_klast_fits<table>(c, f32_state ? 4 : 2) &&
+                                    heads >= int64_t(table::t1_per_key_smem_min_heads_per_sm) * compute_units
+                              : vlast_min > 0 && heads >= int64_t(vlast_min) * compute_units);
     return smem ? decode_mode::t1_per_key_smem : decode_mode::t1_per_key;
   }
   if (p.tokens != 1) {

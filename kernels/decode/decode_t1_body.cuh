@@ -142,7 +142,6 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   // key row, so that the sums start with row 0.
   constexpr bool SM = G::smem_state;
   static_assert(!SM || !KL, "t1 body: shared-memory tiles are V-last (K-last: decode_t1_bf16io_body)");
-  static_assert(!SM || !G::per_key, "t1 body: per-key gates on the register tile only");
   uint32_t s[SM ? 1 : NR][W];
   [[maybe_unused]] u32x4* mine = nullptr;
   if constexpr (SM) {
@@ -216,6 +215,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #pragma unroll
     for (int r = 0; r < NR; ++r) {
       copy16_async_wait_groups(NR - 1 - r);
+      // Per-key gates (V-last: one decay per key row): q carries it already, k here.
+      const float kx = G::per_key ? kf[r] * dkey[G::per_key ? r : 0] : kf[r];
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         uint32_t w[4];
@@ -224,7 +225,7 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
         for (int e = 0; e < VEC; ++e) {
           const float st = tile_elem<S, 4>(w, e);
           y[c * VEC + e] = fmaf(st, qf[r], y[c * VEC + e]);
-          x[c * VEC + e] = fmaf(st, kf[r], x[c * VEC + e]);
+          x[c * VEC + e] = fmaf(st, kx, x[c * VEC + e]);
         }
       }
     }
@@ -344,7 +345,8 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
       for (int c = 0; c < NC; ++c) {
         uint32_t w[4];
         read_slot(mine, r * NC + c, w);
-        const u32x4 n = decay_add<S>(w, [&](int) { return d; }, [&](int e) { return kf[r] * uk[c * VEC + e]; });
+        const float dr = G::per_key ? dkey[G::per_key ? r : 0] : d;  // the key row's decay
+        const u32x4 n = decay_add<S>(w, [&](int) { return dr; }, [&](int e) { return kf[r] * uk[c * VEC + e]; });
         if (in_range(r, c)) store16(dst + vec_off(r, c), n);
       }
   } else {

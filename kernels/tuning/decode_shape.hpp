@@ -105,7 +105,10 @@ struct decode_shape {
 //             where the bf16-I/O tile fits, on grids of at least
 //             t1_per_key_smem_min_heads_per_sm * SMs pairs, where the family's
 //             t1_per_key_smem is set: the t1_bf16io_smem body (tile in shared
-//             memory by cp.async, sums reduce-scattered) with the same decays.
+//             memory by cp.async, sums reduce-scattered) with the same decays;
+//             V-last state with bf16 q, k, v and output likewise where
+//             t1_per_key_smem_vlast is set, on the grids where the scalar gate
+//             takes the V-last t1_bf16io_smem body (its tile and blocks).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -145,6 +148,9 @@ constexpr int kDecodeModes = 13;
 //   t1_per_key_smem_{f32,b16}_bound  whether K-last per-key launches with bf16
 //                      activations take decode_mode::t1_per_key_smem, from how
 //                      many heads per SM, and its register caps;
+//   t1_per_key_smem_vlast, t1_per_key_smem_vlast_{f32,b16}_bound  whether V-last
+//                      ones take it too (from t1_bf16io_smem_vlast_{f32,b16}_min_heads_per_sm),
+//                      and its register caps there;
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
 //   t1_small_bf16io    whether small grids with bf16 activations and K-last 16-bit
@@ -272,7 +278,8 @@ constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
 // (smem_state: t1_per_key_smem's).
 template <class Table>
 constexpr int t1_per_key_bound_of(bool k_last, int state_bytes, bool smem_state = false) {
-  if (smem_state) return state_bytes == 4 ? Table::t1_per_key_smem_f32_bound : Table::t1_per_key_smem_b16_bound;
+  if (smem_state && k_last) return state_bytes == 4 ? Table::t1_per_key_smem_f32_bound : Table::t1_per_key_smem_b16_bound;
+  if (smem_state) return state_bytes == 4 ? Table::t1_per_key_smem_vlast_f32_bound : Table::t1_per_key_smem_vlast_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_per_key_klast_f32_bound : Table::t1_per_key_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_per_key_vlast_f32_bound : Table::t1_per_key_vlast_b16_bound);
 }
@@ -307,7 +314,7 @@ constexpr bool t1_per_key_takes() {
 // (the host also asks for bf16 activations, a fitting tile and enough heads).
 template <class Table>
 constexpr bool t1_per_key_smem_takes(bool k_last) {
-  return t1_per_key_takes<Table>() && Table::t1_per_key_smem && k_last;
+  return t1_per_key_takes<Table>() && Table::t1_per_key_smem && (k_last || Table::t1_per_key_smem_vlast);
 }
 
 // The same for V-last state (decode_mode::tn_vlast).

@@ -57,8 +57,8 @@ TEST_CASE("decode: gate kinds and forms") {
 }
 
 // KDA decode as engines run it (T = 1, per-key gates; the CUDA backend's
-// t1_per_key kernels on sm_90a, t1_per_key_smem for K-last state with bf16
-// activations): both layouts, every state dtype, both K classes, the gate
+// t1_per_key kernels on sm_90a, t1_per_key_smem with bf16 activations on
+// K-last state and on V-last state from 4 heads per SM): both layouts, every state dtype, both K classes, the gate
 // forms (raw with and without dt_bias), fp32 and bf16 activations and gates,
 // padding, other output slots and per-token slots.
 TEST_CASE("decode: per-key gates at one token") {
@@ -97,6 +97,18 @@ TEST_CASE("decode: per-key gates at one token") {
   k64.types.io = dt::bf16;
   k64.out_slots = true;
   check_decode(k64);
+  for (dt state : {dt::f32, dt::bf16}) {  // V-last with bf16 activations on 576 heads (t1_per_key_smem from 528 on 132 SMs)
+    decode_spec many = base(1, ++seed);
+    many.B = 72;
+    many.padded = {5};
+    many.heads = {4, 8, 64, 64};
+    many.rule.gate = DK_GATE_PER_KEY;
+    many.rule.layout = DK_STATE_V_LAST;
+    many.rule.form = DK_GATE_RAW;
+    many.types.state = state;
+    many.types.io = dt::bf16;
+    check_decode(many);
+  }
   decode_spec fast = base(1, ++seed);  // strong decays, V-last
   fast.heads = {2, 2, 128, 128};
   fast.rule.gate = DK_GATE_PER_KEY;

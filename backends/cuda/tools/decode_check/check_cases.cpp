@@ -480,6 +480,35 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
+    case_desc c{"t1 per-key smem vlast f32 raw bf16 io B=72 GVA2 pad", 72, 1, 4, 8, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key smem vlast bf16 state log bf16 io K=64 V=48 B=80 out_slots", 80, 1, 8, 8, 64, 48};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::bf16;
+    c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 per-key smem vlast f16 state raw bf16 io B=136 token_slots strided", 136, 1, 2, 4, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.raw = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.strided = true;
+    add(c);
+  }
+  {
     case_desc c{"t1 per-key vlast f32 log B=40 pad", 40, 1, 4, 8, 128, 128};
     c.gate = DK_GATE_PER_KEY;
     c.layout = DK_STATE_V_LAST;
