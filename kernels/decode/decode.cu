@@ -132,7 +132,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
   if (big && !skipped)
     if (const dk_status s = raise(); s != DK_STATUS_SUCCESS) return s;
   if constexpr (G::rotated && late_prefetch_blocks<G>() > 0) {
-    if (p.programmatic_launch)
+    if (p.programmatic_launch && ls.lp.prefetch_end == 0)  // not every block already (shape_of)
       if (const dk_status s = set_late_prefetch<G>(kernel, t, &ls); s != DK_STATUS_SUCCESS) return s;
   }
   static gpu_kernel_handle handles[kCachedDevices];  // this instance's driver handles (gpu_launch)

@@ -166,10 +166,15 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.threads = kWarpSize * G::warps_k * wv;
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
-  // Every block of small calls on the t1_small and general grids (prefetching
-  // in every block of larger grids was slower in every run, NOTES.md v6). The
-  // rotated t1 grids get a range of late first-wave blocks from launch_one.
-  const bool prefetch_all = p.programmatic_launch && (G::small || (!G::t1 && !G::tn && !G::tnv)) &&
+  // Every block of small calls on the t1_small and general grids, and on the
+  // per-key grids where the scalar gate takes t1_small (they have no small-grid
+  // variant; KDA B=1 with PDL 4.03 -> 3.57 us, but bf16 B=8 8.07 -> 8.47:
+  // NOTES.md v29 run 5). Prefetching in every block of larger grids was slower
+  // in every run (NOTES.md v6); the other rotated t1 grids get a range of late
+  // first-wave blocks from launch_one.
+  const bool small_per_key =
+      G::per_key && int64_t(p.batch) * p.hv < int64_t(G::table::t1_small_heads_per_sm) * compute_units;
+  const bool prefetch_all = p.programmatic_launch && (G::small || small_per_key || (!G::t1 && !G::tn && !G::tnv)) &&
                             state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   ls.lp.prefetch_first = 0;
   ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;

@@ -41,7 +41,9 @@ const chain_case kCases[] = {
     {"V-last bf16 state, t1 grid (lanes along V first)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST},
     {"V-last bf16 state, state tile in shared memory (t1_bf16io_smem)", 144, 1, dt::bf16, dt::bf16,
      DK_STATE_V_LAST},
-    {"per-key gates, t1 grid (t1_per_key)", 40, 1, dt::bf16, dt::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+    {"per-key gates, t1 grid (t1_per_key_smem)", 40, 1, dt::bf16, dt::f32, DK_STATE_K_LAST, DK_GATE_PER_KEY},
+    {"per-key gates, small grid, every block prefetching (t1_per_key_smem)", 2, 1, dt::bf16, dt::f32,
+     DK_STATE_K_LAST, DK_GATE_PER_KEY},
     {"per-key gates, V-last bf16 state (t1_per_key)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST,
      DK_GATE_PER_KEY},
 };
