@@ -3,9 +3,10 @@
 // gate none/scalar, or per key in t1_per_key: no staging, 16-bit state packed
 // in registers: decode_t1_body.cuh) and
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
-// decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem,
-// in shared memory; V-last bf16 activations run decode_t1_body with the
-// dtypes fixed, and on large grids its tile in shared memory), one block
+// decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem
+// and with per-key gates t1_per_key_smem, in shared memory; V-last bf16
+// activations run decode_t1_body with the dtypes fixed, and on large grids its
+// tile in shared memory, per-key gates too), one block
 // per (sequence, value head, V tile); decode_tn_bf16io_body (T > 1 with bf16
 // activations, K-last, gate none/scalar: decode_tn_bf16io.cuh, the
 // t1_bf16io tile in fp32 registers over the tokens); decode_tn_vlast_body
