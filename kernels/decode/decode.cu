@@ -211,8 +211,7 @@ constexpr entry instance() {
         return entry_of<F, C, S, L, decode_mode::t1_per_key_smem>();
       else
         return instance<F, C, S, L, decode_mode::t1_per_key>();
-    } else if constexpr ((S == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
-                                          : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm) > 0) {
+    } else if constexpr (tuning::t1_bf16io_smem_vlast_min_heads_of<table>(S == dtype::f32 ? 4 : 2) > 0) {
       return entry_of<F, C, S, L, decode_mode::t1_per_key_smem>();
     } else {
       return instance<F, C, S, L, decode_mode::t1_per_key>();
@@ -245,9 +244,8 @@ constexpr entry instance() {
     constexpr bool takes = L == state_layout::k_last
                                ? tuning::t1_bf16io_smem_on<table>(S == dtype::f32) &&
                                      takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>()
-                           : S == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm > 0 &&
-                                                   takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>()
-                                             : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm > 0;
+                           : tuning::t1_bf16io_smem_vlast_min_heads_of<table>(S == dtype::f32 ? 4 : 2) > 0 &&
+                                 (S != dtype::f32 || takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>());
     if constexpr (takes)
       return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem>();
     else

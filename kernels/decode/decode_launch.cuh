@@ -202,13 +202,12 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int64_t heads = int64_t(p.batch) * p.hv;
   if (p.r.gate == gate_kind::per_key) {
     if (p.tokens != 1 || !tuning::t1_per_key_takes<table>()) return decode_mode::general;
-    const bool k_last = p.r.layout == state_layout::k_last, f32_state = p.pool.type == dtype::f32;
-    // V-last: where the scalar gate takes the V-last shared-memory body.
-    const int vlast_min = f32_state ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
-                                    : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm;
+    const bool k_last = p.r.layout == state_layout::k_last;
+    const int state_bytes = p.pool.type == dtype::f32 ? 4 : 2;
+    // K-last: every grid; V-last: where the scalar gate takes the V-last shared-memory body.
+    const int vlast_min = tuning::t1_bf16io_smem_vlast_min_heads_of<table>(state_bytes);
     const bool smem = bf16_activations && tuning::t1_per_key_smem_takes<table>(k_last) &&
-                      (k_last ? tuning::t1_bf16io_klast_fits<table>(c, f32_state ? 4 : 2) &&
-                                    heads >= int64_t(table::t1_per_key_smem_min_heads_per_sm) * compute_units
+                      (k_last ? tuning::t1_bf16io_klast_fits<table>(c, state_bytes)
                               : vlast_min > 0 && heads >= int64_t(vlast_min) * compute_units);
     return smem ? decode_mode::t1_per_key_smem : decode_mode::t1_per_key;
   }
@@ -233,8 +232,7 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   // V-last state with bf16 activations likewise: the t1 V-last body with its
   // tile in shared memory (blocks of t1_bf16io_smem_vlast_*_warps_v warps along V;
   // 16-bit state rather than t1_pipe, fp32 rather than the register tile).
-  const int vlast_smem_min = p.pool.type == dtype::f32 ? table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
-                                                       : table::t1_bf16io_smem_vlast_b16_min_heads_per_sm;
+  const int vlast_smem_min = tuning::t1_bf16io_smem_vlast_min_heads_of<table>(p.pool.type == dtype::f32 ? 4 : 2);
   if (bf16_io && p.r.layout == state_layout::v_last && vlast_smem_min > 0 &&
       heads >= int64_t(vlast_smem_min) * compute_units)
     return decode_mode::t1_bf16io_smem;

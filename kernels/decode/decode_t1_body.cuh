@@ -1,6 +1,6 @@
 // decode_t1_body: the T = 1 decode body (gate none/scalar, K = 64/128; also
-// the V-last bf16-I/O instances and, t1_per_key, per-key gates), and the
-// shared memory of its V-last blocks.
+// the V-last bf16-I/O instances and, t1_per_key and V-last t1_per_key_smem,
+// per-key gates), and the shared memory of its V-last blocks.
 #pragma once
 #include "decode_geometry.cuh"
 #include "decode_operands.cuh"

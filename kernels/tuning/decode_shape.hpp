@@ -102,8 +102,7 @@ struct decode_shape {
 //             it flies, shared by the lanes that hold the same keys, folded
 //             into q and k for the sums and into the update).
 //   t1_per_key_smem  t1_per_key for K-last state with bf16 q, k, v and output
-//             where the bf16-I/O tile fits, on grids of at least
-//             t1_per_key_smem_min_heads_per_sm * SMs pairs, where the family's
+//             where the bf16-I/O tile fits, on every grid, where the family's
 //             t1_per_key_smem is set: the t1_bf16io_smem body (tile in shared
 //             memory by cp.async, sums reduce-scattered) with the same decays;
 //             V-last state with bf16 q, k, v and output likewise where
@@ -144,13 +143,11 @@ constexpr int kDecodeModes = 13;
 //   t1_per_key         whether T = 1 with per-key gates takes them too
 //                      (decode_mode::t1_per_key; else the general kernel);
 //   t1_per_key_{klast,vlast}_{f32,b16}_bound  its register caps;
-//   t1_per_key_smem, t1_per_key_smem_min_heads_per_sm,
-//   t1_per_key_smem_{f32,b16}_bound  whether K-last per-key launches with bf16
-//                      activations take decode_mode::t1_per_key_smem, from how
-//                      many heads per SM, and its register caps;
-//   t1_per_key_smem_vlast, t1_per_key_smem_vlast_{f32,b16}_bound  whether V-last
-//                      ones take it too (from t1_bf16io_smem_vlast_{f32,b16}_min_heads_per_sm),
-//                      and its register caps there;
+//   t1_per_key_smem, t1_per_key_smem_{f32,b16}_bound  whether K-last per-key
+//                      launches with bf16 activations take
+//                      decode_mode::t1_per_key_smem, and its register caps;
+//   t1_per_key_smem_vlast  whether V-last ones take it too (where and at the
+//                      caps of the scalar gate's V-last t1_bf16io_smem body);
 //   t1_min_blocks_per_sm  as above, for the T = 1 kernels;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
 //   t1_small_bf16io    whether small grids with bf16 activations and K-last 16-bit
@@ -274,16 +271,6 @@ constexpr int t1_pipe_min_heads_of(bool k_last, int state_bytes) {
                 : (state_bytes == 4 ? 0 : Table::t1_pipe_vlast_b16_min_heads_per_sm);
 }
 
-// t1_per_key's register cap: the t1 tiles hold the keys' decays as well
-// (smem_state: t1_per_key_smem's).
-template <class Table>
-constexpr int t1_per_key_bound_of(bool k_last, int state_bytes, bool smem_state = false) {
-  if (smem_state && k_last) return state_bytes == 4 ? Table::t1_per_key_smem_f32_bound : Table::t1_per_key_smem_b16_bound;
-  if (smem_state) return state_bytes == 4 ? Table::t1_per_key_smem_vlast_f32_bound : Table::t1_per_key_smem_vlast_b16_bound;
-  return k_last ? (state_bytes == 4 ? Table::t1_per_key_klast_f32_bound : Table::t1_per_key_klast_b16_bound)
-                : (state_bytes == 4 ? Table::t1_per_key_vlast_f32_bound : Table::t1_per_key_vlast_b16_bound);
-}
-
 // The T = 1 kernels' register cap (launch bound) from a table's t1_* constants.
 template <class Table>
 constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = false, bool smem_state = false) {
@@ -291,6 +278,16 @@ constexpr int t1_launch_bound_of(bool k_last, int state_bytes, bool bf16io = fal
   if (bf16io && k_last) return state_bytes == 4 ? Table::t1_bf16io_f32_bound : Table::t1_bf16io_b16_bound;
   return k_last ? (state_bytes == 4 ? Table::t1_klast_f32_bound : Table::t1_klast_b16_bound)
                 : (state_bytes == 4 ? Table::t1_vlast_f32_bound : Table::t1_vlast_b16_bound);
+}
+
+// t1_per_key's register cap: the t1 tiles hold the keys' decays as well
+// (smem_state: t1_per_key_smem's).
+template <class Table>
+constexpr int t1_per_key_bound_of(bool k_last, int state_bytes, bool smem_state = false) {
+  if (smem_state && k_last) return state_bytes == 4 ? Table::t1_per_key_smem_f32_bound : Table::t1_per_key_smem_b16_bound;
+  if (smem_state) return t1_launch_bound_of<Table>(false, state_bytes, true, true);  // the scalar V-last smem caps
+  return k_last ? (state_bytes == 4 ? Table::t1_per_key_klast_f32_bound : Table::t1_per_key_klast_b16_bound)
+                : (state_bytes == 4 ? Table::t1_per_key_vlast_f32_bound : Table::t1_per_key_vlast_b16_bound);
 }
 
 // Whether T > 1 launches with bf16 I/O on a layout take the tn_bf16io kernels, and
@@ -343,6 +340,15 @@ template <class Table>
 constexpr bool t1_bf16io_smem_on(bool f32_state = true) {
   return f32_state ? Table::t1_bf16io_smem_max_heads_per_sm > 0 || Table::t1_bf16io_smem_min_heads_per_sm > 0
                    : Table::t1_bf16io_smem_b16_min_heads_per_sm > 0;
+}
+
+// Where V-last state with bf16 I/O takes the t1_bf16io_smem body (heads per SM;
+// 0: never): the one rule the mode choice and the kernel instantiation follow,
+// for the scalar gate and for t1_per_key_smem.
+template <class Table>
+constexpr int t1_bf16io_smem_vlast_min_heads_of(int state_bytes) {
+  return state_bytes == 4 ? Table::t1_bf16io_smem_vlast_f32_min_heads_per_sm
+                          : Table::t1_bf16io_smem_vlast_b16_min_heads_per_sm;
 }
 
 // The T = 1 kernels' shape from a table's t1_* constants (see t1_shape_from).

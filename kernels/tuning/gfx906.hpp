@@ -42,9 +42,7 @@ struct decode_tuning<906> {
   static constexpr int t1_per_key_klast_f32_bound = 0, t1_per_key_klast_b16_bound = 0;
   static constexpr int t1_per_key_vlast_f32_bound = 0, t1_per_key_vlast_b16_bound = 0;
   static constexpr bool t1_per_key_smem = false, t1_per_key_smem_vlast = false;
-  static constexpr int t1_per_key_smem_min_heads_per_sm = 0;
   static constexpr int t1_per_key_smem_f32_bound = 0, t1_per_key_smem_b16_bound = 0;
-  static constexpr int t1_per_key_smem_vlast_f32_bound = 0, t1_per_key_smem_vlast_b16_bound = 0;
   static constexpr int t1_min_blocks_per_sm = 4;
   static constexpr int t1_small_heads_per_sm = 1;
   static constexpr bool t1_small_bf16io = false;  // not measured on gfx906

@@ -82,16 +82,14 @@ struct decode_tuning<90> {
   // 25.66 -> 22.46, 86.51 -> 75.92, 326.02 -> 286.27. fp32 at 64 registers (no
   // spill): B=512 532.42, but B=1 4.38, B=8 11.35, B=32 37.28.
   static constexpr bool t1_per_key_smem = true;
-  static constexpr int t1_per_key_smem_min_heads_per_sm = 0;
   static constexpr int t1_per_key_smem_f32_bound = 768, t1_per_key_smem_b16_bound = 640;
   // V-last per-key with bf16 activations where the scalar gate takes the V-last
-  // shared-memory body (4 heads per SM), at its caps (64 / 80 registers, no
-  // spill). NOTES.md v29 run 3, decode-ab, 2 rounds, kimi-linear-vlast with PDL,
+  // shared-memory body (4 heads per SM), at its caps (t1_bf16io_smem_bound and
+  // _b16_bound: 64 / 80 registers, no spill). NOTES.md v29 run 3, decode-ab, 2 rounds, kimi-linear-vlast with PDL,
   // t1_per_key -> this: fp32 B=32 41.41 -> 38.52 us, B=128 155.50 -> 142.12,
   // B=512 609.78 -> 554.44; bf16 state 24.16 -> 24.41, 87.47 -> 82.55, 334.08 ->
   // 300.33. At 80 / 96 registers 0.3-1.6 % slower than this from B=128.
   static constexpr bool t1_per_key_smem_vlast = true;
-  static constexpr int t1_per_key_smem_vlast_f32_bound = 1024, t1_per_key_smem_vlast_b16_bound = 768;
   static constexpr int t1_min_blocks_per_sm = 8;
   // Below 1 head per SM (B=1, contest): t1_small. From 1 (fp32 B=8, 256 heads:
   // one-tile warps, 1.1 waves) the t1 grid: NOTES.md v6, dk_bench, B=8 15.65 ->
