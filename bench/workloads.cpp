@@ -299,6 +299,10 @@ std::vector<workload> standard_workloads(bool quick) {
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {1, 8, 32, 128, 512}) w.push_back(decode("kimi-linear", 32, 32, b, 1, state, false, true));
+  // KDA speculative verification (T = 4) on K-last state: full set only.
+  if (!quick)
+    for (elem state : {elem::f32, elem::bf16})
+      for (int b : {1, 32, 128}) w.push_back(decode("kimi-linear-mtp4", 32, 32, b, 4, state, false, true));
   // The same on V-last state (FLA's [K][V] layout, as engines that keep it run KDA): full set only.
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})

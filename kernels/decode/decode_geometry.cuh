@@ -37,7 +37,9 @@ struct geometry {
   static constexpr decode_mode mode = M;
   // tn_bf16io (T > 1) runs its own body on a t1-like grid; `t1` means T = 1.
   // tn_bf16io_mid is the same kernel under another register cap.
-  static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid;
+  // tn_per_key is its body with a decay per key.
+  static constexpr bool tn_per_key = M == decode_mode::tn_per_key;
+  static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid || tn_per_key;
   // tn_vlast (T > 1, V-last state) runs its own body on the t1 V-last grid.
   static constexpr bool tnv = M == decode_mode::tn_vlast;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv;
@@ -123,6 +125,7 @@ struct geometry {
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
                                     : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
                                     : tnv ? table::tn_vlast_bound
+                                    : tn_per_key ? (esize == 4 ? table::tn_per_key_f32_bound : table::tn_per_key_b16_bound)
                                     : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
                                     : per_key ? dk::tuning::t1_per_key_bound_of<table>(k_last, esize, smem_state)
                                     : t1 ? dk::tuning::t1_launch_bound_of<table>(k_last, esize, bf16io, smem_state)

@@ -8,8 +8,9 @@
 // activations run decode_t1_body with the dtypes fixed, and on large grids its
 // tile in shared memory, per-key gates too), one block
 // per (sequence, value head, V tile); decode_tn_bf16io_body (T > 1 with bf16
-// activations, K-last, gate none/scalar: decode_tn_bf16io.cuh, the
-// t1_bf16io tile in fp32 registers over the tokens); decode_tn_vlast_body
+// activations, K-last, gate none/scalar, or per key in tn_per_key:
+// decode_tn_bf16io.cuh, the t1_bf16io tile in fp32 registers over the
+// tokens); decode_tn_vlast_body
 // (the same on V-last state: decode_tn_vlast.cuh, the t1 V-last blocks); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.

@@ -201,8 +201,11 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
                                 p.v.type == dtype::bf16 && p.out.type == dtype::bf16;
   const int64_t heads = int64_t(p.batch) * p.hv;
   if (p.r.gate == gate_kind::per_key) {
-    if (p.tokens != 1 || !tuning::t1_per_key_takes<table>()) return decode_mode::general;
     const bool k_last = p.r.layout == state_layout::k_last;
+    if (p.tokens != 1)
+      return bf16_activations && tuning::tn_per_key_takes<table>(k_last) ? decode_mode::tn_per_key
+                                                                         : decode_mode::general;
+    if (!tuning::t1_per_key_takes<table>()) return decode_mode::general;
     const int state_bytes = p.pool.type == dtype::f32 ? 4 : 2;
     // K-last: every grid; V-last: where the scalar gate takes the V-last shared-memory body.
     const int vlast_min = tuning::t1_bf16io_smem_vlast_min_heads_of<table>(state_bytes);

@@ -307,6 +307,17 @@ struct key_decays {
     }
     a_log = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
   }
+  // T > 1 (tn_per_key): the gate words of token t alone (dt_bias and A_log
+  // stay from issue), loaded while the token before it is computed.
+  template <class KeyOf>
+  DK_DEVICE void issue_token_gates(const decode_problem& p, int64_t b, int t, int h, int vl, KeyOf&& key_of) {
+    const int64_t g_bt = b * p.g.stride[0] + int64_t(t) * p.g.stride[1] + int64_t(h) * p.g.stride[2];
+#pragma unroll
+    for (int j = 0; j < kOwn; ++j) {
+      const int a = j * LV + vl;
+      g[j] = a < NK ? load_bits(p.g, g_bt + key_of(a)) : 0u;
+    }
+  }
   // d[a] for every key of the thread; lane_of(o): the lane of this thread's
   // keys whose value lane is o (it finished keys a with a % LV == o).
   template <class LaneOf>

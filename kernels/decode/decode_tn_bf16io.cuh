@@ -1,6 +1,7 @@
 // decode_tn_bf16io_body: decode_mode::tn_bf16io, T = 2..16 tokens per
 // sequence (speculative / MTP verification) with bf16 q, k, v and output,
-// K-last state (fp32, bf16 or fp16), gate none or scalar, K = 64 or 128.
+// K-last state (fp32, bf16 or fp16), gate none or scalar (per key: tn_per_key,
+// below), K = 64 or 128.
 // The blocks and sums of decode_t1_bf16io_body: one warp per block, a thread
 // holds rows x keys of the state (16 lanes x 8 keys x 4 rows at K = 128), the
 // x and y of its rows reduce-scattered over the row's lanes. What T > 1 adds:
@@ -19,6 +20,12 @@
 // far), so that a token's update is one FMA per element, s += k (rk u / c),
 // not a scale and an FMA; c goes into s when it falls under kFoldBelow (s
 // stays within 2^20 of S) and at every store.
+// decode_mode::tn_per_key (per-key gates, KDA; G::tn_per_key): a decay d_a per
+// key, S = S diag(d) + k (rk u)^T with the tile holding S itself (tile_scale
+// stays 1): the sums take d k and d q, the update is s = d_a s + k_a (rk u).
+// Held apart per key as the scalar decay is, B=128 took 3-7 % longer
+// (NOTES.md v30 run 2). The decays come as in the T = 1 bodies (key_decays),
+// token t + 1's gate words loaded during token t.
 #pragma once
 
 namespace dk::gpu::decode_detail {
@@ -36,6 +43,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   static_assert(G::k_last && tuning::bf16io_tile_fits(G::shape), "tn_bf16io: 2 * rows must fit in lanes_k");
   static_assert((M & (M - 1)) == 0, "tn_bf16io: rows per thread are a power of two");
   static_assert(NK == 8, "tn_bf16io: 8 keys per thread (the fp32 tile is NR x 8 registers)");
+  constexpr bool PK = G::tn_per_key;
 
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x) % kWarpSize;
@@ -124,6 +132,11 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   };
 
   // This lane's token: its decay and beta (computed while the tile is in flight).
+  // Per key: token 0's gate words of the thread's keys (after the tile's loads,
+  // as the T = 1 bodies), with dt_bias and A_log.
+  auto key_of = [&](int a) { return ((a / VEC) * LK + kl) * VEC + a % VEC; };
+  [[maybe_unused]] key_decays<PK ? NK : 1, LV> decays;
+  if constexpr (PK) decays.issue(p, b, h, vl, key_of);
   tok.finish(p);
 
   auto key = [](const uint32_t(&w)[KW], int i) { return tile_elem<dtype::bf16, KW>(w, i); };
@@ -135,6 +148,21 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
     uint32_t qn[KW], kn[KW];  // the next token's q and k, in flight during this one
     q_next += q_step, k_next += k_step;
     if (t + 1 < T) load_qk_words<NC, LK, VEC>(q_next, k_next, kl, qn, kn);
+    // Per key: this token's decays, and the next token's gate words in flight.
+    [[maybe_unused]] float dkey[PK ? NK : 1];
+    if constexpr (PK) {
+      decays.finish(p, [&](int o) { return o * LK + kl; }, dkey);
+      if (t + 1 < T) decays.issue_token_gates(p, b, t + 1, h, vl, key_of);
+    }
+    // The keys' k and q as the sums take them (per key: with their decays).
+    auto k_sum = [&](int i) {
+      if constexpr (PK) return key(kw, i) * dkey[i];
+      else return key(kw, i);
+    };
+    auto q_sum = [&](int i) {
+      if constexpr (PK) return key(qw, i) * dkey[i];
+      else return key(qw, i);
+    };
 
     float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
@@ -150,8 +178,8 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
       float x = 0.f, y = 0.f;
 #pragma unroll
       for (int i = 0; i < NK; ++i) {
-        x = fmaf(s[r][i], key(kw, i), x);
-        y = fmaf(s[r][i], key(qw, i), y);
+        x = fmaf(s[r][i], k_sum(i), x);
+        y = fmaf(s[r][i], q_sum(i), y);
       }
       a[2 * r] = x;
       a[2 * r + 1] = y;
@@ -160,7 +188,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
     float x, y;
     reduce_scatter_xy<LK, M>(a, kl, holds_y, x, y);
 
-    const float d = tok.decay_of_token(t), beta = tok.beta_of_token(t);
+    const float d = PK ? 1.f : tok.decay_of_token(t), beta = tok.beta_of_token(t);
     const int vword = t * (RW / 2) + (my_row >> 1);
     uint32_t vbits = 0u;
 #pragma unroll
@@ -176,7 +204,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
     if (writes_row && my_value < V)
       *out_t = float_to_bf16_bits(fmaf(u, kq * rk * rq, tile_scale * rq * y));
     out_t += p.out.stride[1];
-    if (tile_scale < kFoldBelow) {  // the same on every lane
+    if (!PK && tile_scale < kFoldBelow) {  // the same on every lane
 #pragma unroll
       for (int r = 0; r < NR; ++r)
 #pragma unroll
@@ -188,7 +216,10 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
     for (int r = 0; r < NR; ++r) {
       const float uk = shfl(uk_mine, vl * LK + 2 * r * OFF_T);
 #pragma unroll
-      for (int i = 0; i < NK; ++i) s[r][i] = fmaf(key(kw, i), uk, s[r][i]);
+      for (int i = 0; i < NK; ++i) {
+        if constexpr (PK) s[r][i] = fmaf(s[r][i], dkey[i], key(kw, i) * uk);
+        else s[r][i] = fmaf(key(kw, i), uk, s[r][i]);
+      }
     }
     if (per_token) {
       const int64_t sl = tok.slot_of_token(t);

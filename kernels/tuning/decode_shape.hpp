@@ -93,8 +93,7 @@ struct decode_shape {
 //             tn_vlast is set: the t1 V-last blocks (warps along K, sums
 //             finished in shared memory, one barrier per token) with the tile
 //             in fp32 registers across the tokens
-//             (kernels/decode/decode_tn_vlast.cuh). Everything else with
-//             T > 1 runs general.
+//             (kernels/decode/decode_tn_vlast.cuh).
 //   t1_per_key  T = 1 with per-key gates (Kimi Delta Attention), K = 64 or
 //             128, any activation and state dtype and layout, where the
 //             family's t1_per_key is set: the t1 body and tiles, each thread's
@@ -108,6 +107,13 @@ struct decode_shape {
 //             V-last state with bf16 q, k, v and output likewise where
 //             t1_per_key_smem_vlast is set, on the grids where the scalar gate
 //             takes the V-last t1_bf16io_smem body (its tile and blocks).
+//   tn_per_key  T = 2..16 with per-key gates (KDA), bf16 q, k, v and output,
+//             K-last state of any dtype, K = 64 or 128, where the family's
+//             tn_bf16io and tn_per_key are set: the tn_bf16io body with a
+//             decay per key (each key's product of decays held apart from
+//             the tile, as tn_bf16io holds the scalar one), at the register
+//             caps tn_per_key_{f32,b16}_bound. Everything else with T > 1
+//             runs general.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -121,9 +127,10 @@ enum class decode_mode : int {
   tn_bf16io_mid = 9,
   tn_vlast = 10,
   t1_per_key = 11,
-  t1_per_key_smem = 12
+  t1_per_key_smem = 12,
+  tn_per_key = 13
 };
-constexpr int kDecodeModes = 13;
+constexpr int kDecodeModes = 14;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -217,6 +224,10 @@ constexpr int kDecodeModes = 13;
 //                      decode_mode::tn_vlast, its tile (lanes along K and keys per
 //                      thread at K = 128, one 16-byte vector of values per thread,
 //                      warps per block) and its register cap.
+//   tn_per_key, tn_per_key_{f32,b16}_bound  whether T > 1 launches with per-key
+//                      gates and bf16 I/O on K-last state take
+//                      decode_mode::tn_per_key (with tn_bf16io set), and its
+//                      register caps.
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -300,6 +311,12 @@ constexpr bool tn_bf16io_takes(bool k_last) {
 template <class Table>
 constexpr bool tn_bf16io_mid_takes(bool k_last) {
   return tn_bf16io_takes<Table>(k_last) && Table::tn_bf16io_mid_max_heads_per_sm > 0;
+}
+// Whether T > 1 with per-key gates on a layout may take decode_mode::tn_per_key
+// (the host also asks for bf16 activations).
+template <class Table>
+constexpr bool tn_per_key_takes(bool k_last) {
+  return tn_bf16io_takes<Table>(k_last) && Table::tn_per_key;
 }
 
 // Whether T = 1 with per-key gates takes decode_mode::t1_per_key (else general).

@@ -84,6 +84,8 @@ struct decode_tuning<906> {
   static constexpr bool tn_bf16io = false;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4, tn_bf16io_bound = 0, tn_bf16io_bound16 = 0;
   static constexpr int tn_bf16io_mid_min_heads_per_sm = 0, tn_bf16io_mid_max_heads_per_sm = 0, tn_bf16io_mid_bound = 0;
+  static constexpr bool tn_per_key = false;
+  static constexpr int tn_per_key_f32_bound = 0, tn_per_key_b16_bound = 0;
   static constexpr bool tn_vlast = false;
   static constexpr int tn_vlast_f32_lanes = 4, tn_vlast_f32_rows = 8, tn_vlast_b16_lanes = 8, tn_vlast_b16_rows = 4;
   static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 0;

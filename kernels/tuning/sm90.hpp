@@ -243,6 +243,17 @@ struct decode_tuning<90> {
   // 15.22 / 14.50; B=1 (0.24 heads per SM), B=32 and B=128 level.
   static constexpr int tn_bf16io_mid_min_heads_per_sm = 1, tn_bf16io_mid_max_heads_per_sm = 4;
   static constexpr int tn_bf16io_mid_bound = 512;
+  // T = 2..16 with per-key gates (KDA) and bf16 I/O, K-last state
+  // (decode_mode::tn_per_key): the tn_bf16io tile with its keys' decays, at
+  // most 128 registers (ptxas 122-128, no spill; any cap above 512 threads
+  // gives 96 and spills 24-92 bytes). NOTES.md v30 runs 1-2, decode-ab, 2
+  // rounds, Kimi Linear's heads at T = 4 with PDL, general kernel -> this: fp32
+  // state B=1 21.43 -> 7.81 us, B=32 80.43 -> 70.20, B=128 276.06 -> 255.55;
+  // bf16 state 21.56 -> 7.44, 77.51 -> 66.00, 274.08 -> 247.34. At 96
+  // registers (spilling): bf16 B=32 / 128 0.4 / 1.2 % faster, B=1 and fp32
+  // state 0.6-13 % slower.
+  static constexpr bool tn_per_key = true;
+  static constexpr int tn_per_key_f32_bound = 512, tn_per_key_b16_bound = 512;
   // T = 2..16 with bf16 I/O on V-last state (decode_mode::tn_vlast): the t1
   // V-last blocks (4 warps along K at K = 128) with an fp32 tile per thread of
   // 8 keys x 4 values (fp32 state) or 4 keys x 8 values (16-bit state: a

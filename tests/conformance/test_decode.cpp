@@ -56,6 +56,17 @@ TEST_CASE("decode: gate kinds and forms") {
   check_decode(scaled);
 }
 
+// KDA's raw gate without dt_bias (i.e. zero), GVA 2, V != K, bf16 activations.
+decode_spec per_key_without_bias(int T, std::uint64_t seed) {
+  decode_spec s = base(T, seed);
+  s.heads = {2, 4, 128, 80};
+  s.rule.gate = DK_GATE_PER_KEY;
+  s.rule.form = DK_GATE_RAW;
+  s.rule.dt_bias = false;
+  s.types.io = dt::bf16;
+  return s;
+}
+
 // KDA decode as engines run it (T = 1, per-key gates; the CUDA backend's
 // t1_per_key kernels on sm_90a, t1_per_key_smem with bf16 activations on
 // K-last state and on V-last state from 4 heads per SM): both layouts, every state dtype, both K classes, the gate
@@ -82,13 +93,7 @@ TEST_CASE("decode: per-key gates at one token") {
         s.token_slots = state == dt::bf16 && dim == 64;
         check_decode(s);
       }
-  decode_spec nobias = base(1, ++seed);  // raw gate without dt_bias, GVA 2, V != K
-  nobias.heads = {2, 4, 128, 80};
-  nobias.rule.gate = DK_GATE_PER_KEY;
-  nobias.rule.form = DK_GATE_RAW;
-  nobias.rule.dt_bias = false;
-  nobias.types.io = dt::bf16;
-  check_decode(nobias);
+  check_decode(per_key_without_bias(1, ++seed));
   decode_spec k64 = base(1, ++seed);  // fp32 state, bf16 activations, K = 64, other slots
   k64.B = 3;
   k64.heads = {2, 4, 64, 64};
@@ -275,6 +280,58 @@ TEST_CASE("decode: several tokens with bf16 activations") { check_several_tokens
 
 TEST_CASE("decode: several tokens with bf16 activations on V-last state") {
   check_several_tokens(DK_STATE_V_LAST, 770);
+}
+
+// KDA speculative verification (per-key gates, T > 1; the CUDA backend's
+// tn_per_key kernels on sm_90a with bf16 activations on K-last state): both
+// layouts, every state dtype, both K classes, the gate forms, per-token and
+// other output slots, decays strong enough to fold each key's scale within 16
+// tokens, and fp32 activations (the general kernel).
+TEST_CASE("decode: per-key gates over several tokens") {
+  std::uint64_t seed = 1300;
+  for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST})
+    for (int T : {2, 4, 16})
+      for (dt state : {dt::f32, dt::bf16, dt::f16}) {
+        decode_spec s = base(T, ++seed);
+        s.B = 4;
+        s.padded = {2};
+        const int dim = T == 4 ? 64 : 128;
+        s.heads = {2, 4, dim, dim};
+        s.rule.gate = DK_GATE_PER_KEY;
+        s.rule.layout = layout;
+        s.rule.form = T == 16 ? DK_GATE_LOG : DK_GATE_RAW;
+        s.rule.beta = T == 2 ? DK_BETA_LOGIT : DK_BETA_PROB;
+        s.rule.l2norm = state != dt::bf16;
+        s.types.state = state;
+        s.types.io = dt::bf16;
+        s.types.aux = state == dt::bf16 ? dt::bf16 : dt::f32;
+        s.token_slots = state == dt::bf16;
+        s.out_slots = state == dt::f16;
+        check_decode(s);
+      }
+  for (dt state : {dt::f32, dt::bf16}) {  // strong decays: every key's scale folds
+    decode_spec fast = base(16, ++seed);
+    fast.heads = {2, 4, 128, 128};
+    fast.rule.gate = DK_GATE_PER_KEY;
+    fast.rule.fast_decay = true;
+    fast.types.state = state;
+    fast.types.io = dt::bf16;
+    check_decode(fast);
+  }
+  check_decode(per_key_without_bias(4, ++seed));
+  decode_spec wide = base(3, ++seed);  // several waves of blocks on 132 SMs
+  wide.B = 72;
+  wide.padded = {5};
+  wide.heads = {4, 8, 128, 128};
+  wide.rule.gate = DK_GATE_PER_KEY;
+  wide.rule.form = DK_GATE_RAW;
+  wide.types.io = dt::bf16;
+  check_decode(wide);
+  decode_spec fp32_io = base(4, ++seed);  // fp32 activations: the general kernel
+  fp32_io.heads = {2, 4, 128, 128};
+  fp32_io.rule.gate = DK_GATE_PER_KEY;
+  fp32_io.rule.form = DK_GATE_RAW;
+  check_decode(fp32_io);
 }
 
 TEST_CASE("decode: page-strided pool") {

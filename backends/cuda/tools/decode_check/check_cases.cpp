@@ -576,6 +576,46 @@ std::vector<case_desc> check_cases(bool small) {
     c.out_slots = c.strided = true;
     add(c);
   }
+  // T > 1 with per-key gates (tn_per_key with bf16 activations on K-last state,
+  // every state dtype, K = 128 and 64, one and several waves; fp32 activations
+  // run the general kernel).
+  {
+    case_desc c{"tn per-key f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn per-key bf16 state log K=64 T=3 token_slots idx64", 5, 3, 2, 4, 64, 64};
+    c.gate = DK_GATE_PER_KEY;
+    c.io = c.state = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn per-key f16 state raw K=128 V=80 T=16 out_slots strided", 3, 16, 2, 4, 128, 80};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = elem::f16;
+    c.out_slots = c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn per-key f32 state log T=2 B=80 GVA4", 80, 2, 8, 32, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.l2norm = true;
+    c.io = elem::bf16;
+    add(c);
+  }
+  {
+    case_desc c{"tn per-key fp32 io raw T=4", 4, 4, 2, 4, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.l2norm = true;
+    add(c);
+  }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
     std::vector<case_desc> sub;
     for (size_t i : {size_t(1), size_t(4), size_t(7), size_t(9), size_t(10), size_t(11), size_t(12),
