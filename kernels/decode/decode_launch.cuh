@@ -28,11 +28,24 @@ template <class G>
 DK_DEVICE void prefetch_block_operands(const launch_params& lp) {
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x);
-  if (lane >= 8) return;
+  if (lane >= (G::per_key ? 24 : 8)) return;
   const block_place<G::rotated> at(lp);
   auto element = [](const operand& o, int64_t i) {
     return static_cast<const char*>(o.data) + i * dtype_size(o.type);
   };
+  if constexpr (G::per_key) {
+    // Per-key gates at T = 1: the rest of the head's g row (lane 7 takes its
+    // first line) and its dt_bias row, lanes 8 - 15 and 16 - 23 (KDA B=1 with
+    // PDL, bf16 state 3.38 -> 3.15 us; tn_per_key lost 1-2 % with it: NOTES.md v30 run 4).
+    if (lane >= 8) {
+      const bool bias = lane >= 16;
+      const operand& o = bias ? p.dt_bias : p.g;
+      const int64_t row = bias ? at.h * p.dt_bias.stride[0] : at.b * p.g.stride[0] + at.h * p.g.stride[2];
+      const int64_t e = int64_t((lane & 7) + (bias ? 0 : 1)) * (128 / dtype_size(o.type));
+      if (o.data && e < p.dk) prefetch_l2(element(o, row + e));
+      return;
+    }
+  }
   const int qk_head = at.qk_head;
   const int half = lane & 1 ? 0 : p.dk / 2;  // lanes 1, 3: first half; 2, 4: second
   const char* line = nullptr;
@@ -167,14 +180,14 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
   // Every block of small calls on the t1_small and general grids, and on the
-  // per-key grids where the scalar gate takes t1_small (they have no small-grid
-  // variant; KDA B=1 with PDL 4.03 -> 3.57 us, but bf16 B=8 8.07 -> 8.47:
-  // NOTES.md v29 run 5). Prefetching in every block of larger grids was slower
-  // in every run (NOTES.md v6); the other rotated t1 grids get a range of late
-  // first-wave blocks from launch_one.
-  const bool small_per_key =
-      G::per_key && int64_t(p.batch) * p.hv < int64_t(G::table::t1_small_heads_per_sm) * compute_units;
-  const bool prefetch_all = p.programmatic_launch && (G::small || small_per_key || (!G::t1 && !G::tn && !G::tnv)) &&
+  // grids of that size that have no small-grid variant: per-key T = 1 and the
+  // T > 1 kernels (KDA B=1 with PDL 4.03 -> 3.57 us, but bf16 B=8 8.07 -> 8.47:
+  // NOTES.md v29 run 5; T = 4 B=1 8-14 % faster: v30 run 4). Prefetching in
+  // every block of larger grids was slower in every run (NOTES.md v6); the
+  // other rotated grids get a range of late first-wave blocks from launch_one.
+  const bool small_unvaried = (G::per_key || G::tn || G::tnv) &&
+                              int64_t(p.batch) * p.hv < int64_t(G::table::t1_small_heads_per_sm) * compute_units;
+  const bool prefetch_all = p.programmatic_launch && (G::small || small_unvaried || (!G::t1 && !G::tn && !G::tnv)) &&
                             state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   ls.lp.prefetch_first = 0;
   ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;

@@ -34,9 +34,11 @@ const chain_case kCases[] = {
     {"T = 2 (general)", 6, 2, dt::f32, dt::f32},
     {"T = 4, bf16 activations, 1-4 heads per SM (tn_bf16io_mid)", 40, 4, dt::bf16, dt::f32},
     {"T = 4, bf16 activations, past the first wave (tn_bf16io)", 80, 4, dt::bf16, dt::f32},
+    {"T = 4, small grid, every block prefetching (tn_bf16io)", 2, 4, dt::bf16, dt::f32},
     {"V-last, bf16 activations, t1 grid of 4-warp blocks", 40, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last, T = 4, bf16 activations (tn_vlast)", 40, 4, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last bf16 state, T = 2, bf16 activations (tn_vlast)", 24, 2, dt::bf16, dt::bf16, DK_STATE_V_LAST},
+    {"V-last, T = 4, small grid, every block prefetching (tn_vlast)", 2, 4, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last, state tile in shared memory (t1_bf16io_smem)", 80, 1, dt::bf16, dt::f32, DK_STATE_V_LAST},
     {"V-last bf16 state, t1 grid (lanes along V first)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST},
     {"V-last bf16 state, state tile in shared memory (t1_bf16io_smem)", 144, 1, dt::bf16, dt::bf16,
@@ -46,6 +48,10 @@ const chain_case kCases[] = {
      DK_STATE_K_LAST, DK_GATE_PER_KEY},
     {"per-key gates, V-last bf16 state (t1_per_key)", 40, 1, dt::bf16, dt::bf16, DK_STATE_V_LAST,
      DK_GATE_PER_KEY},
+    {"per-key gates, T = 4, small grid, every block prefetching (tn_per_key)", 2, 4, dt::bf16, dt::f32,
+     DK_STATE_K_LAST, DK_GATE_PER_KEY},
+    {"per-key gates, bf16 state, T = 2, past the first wave (tn_per_key)", 80, 2, dt::bf16, dt::bf16,
+     DK_STATE_K_LAST, DK_GATE_PER_KEY},
 };
 
 decode_spec spec_of(const chain_case& c) {
