@@ -23,7 +23,7 @@
 // decode_mode::tn_per_key (per-key gates, KDA; G::tn_per_key): a decay d_a per
 // key, S = S diag(d) + k (rk u)^T with the tile holding S itself (tile_scale
 // stays 1): the sums take d k and d q, the update is s = d_a s + k_a (rk u).
-// Held apart per key as the scalar decay is, B=128 took 3-7 % longer
+// Held apart per key as the scalar decay is, B=128 took 3-8 % longer
 // (NOTES.md v30 run 2). The decays come as in the T = 1 bodies (key_decays),
 // token t + 1's gate words loaded during token t.
 #pragma once
