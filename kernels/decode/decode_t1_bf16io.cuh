@@ -55,6 +55,13 @@ DK_DEVICE void load_qk_words(const char* qp, const char* kp, int kl, uint32_t (&
   }
 }
 
+// Key a of a thread's NK keys (a = c VEC + e) as an index into K, as
+// load_qk_words lays them out: the per-key bodies' key_of for key_decays.
+template <int LK, int VEC>
+DK_DEVICE int bf16io_key(int kl, int a) {
+  return ((a / VEC) * LK + kl) * VEC + a % VEC;
+}
+
 // x and y of each of a thread's rows (a[2 r], a[2 r + 1]) summed over the row's
 // LK lanes by a reduce-scatter: at the stage of lane offset `off`, lanes with
 // that bit keep the upper half of their remaining values and send the lower
@@ -168,7 +175,7 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   head_gate gate;
   gate.issue(p, b, h);
   [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
-  if constexpr (G::per_key) decays.issue(p, b, h, vl, [&](int a) { return ((a / VEC) * LK + kl) * VEC + a % VEC; });
+  if constexpr (G::per_key) decays.issue(p, b, h, vl, [&](int a) { return bf16io_key<LK, VEC>(kl, a); });
 
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
   // the gate and beta (the wide instance: the gate after the sums).

@@ -308,7 +308,9 @@ struct key_decays {
     a_log = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
   }
   // T > 1 (tn_per_key): the gate words of token t alone (dt_bias and A_log
-  // stay from issue), loaded while the token before it is computed.
+  // stay from issue), loaded while the token before it is computed. issue
+  // keeps its own loop, each key's g and dt_bias loads side by side: issuing
+  // all the g words first (this loop) cost KDA bf16 state B=32 2.6 % (NOTES.md v30 run 6).
   template <class KeyOf>
   DK_DEVICE void issue_token_gates(const decode_problem& p, int64_t b, int t, int h, int vl, KeyOf&& key_of) {
     const int64_t g_bt = b * p.g.stride[0] + int64_t(t) * p.g.stride[1] + int64_t(h) * p.g.stride[2];

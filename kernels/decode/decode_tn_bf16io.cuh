@@ -134,7 +134,7 @@ DK_DEVICE void decode_tn_bf16io_body(const launch_params& lp) {
   // This lane's token: its decay and beta (computed while the tile is in flight).
   // Per key: token 0's gate words of the thread's keys (after the tile's loads,
   // as the T = 1 bodies), with dt_bias and A_log.
-  auto key_of = [&](int a) { return ((a / VEC) * LK + kl) * VEC + a % VEC; };
+  auto key_of = [&](int a) { return bf16io_key<LK, VEC>(kl, a); };
   [[maybe_unused]] key_decays<PK ? NK : 1, LV> decays;
   if constexpr (PK) decays.issue(p, b, h, vl, key_of);
   tok.finish(p);
