@@ -307,6 +307,10 @@ std::vector<workload> standard_workloads(bool quick) {
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {32, 128, 512}) w.push_back(decode("kimi-linear-vlast", 32, 32, b, 1, state, true, true));
+  // KDA speculative verification (T = 4) on V-last state: full set only.
+  if (!quick)
+    for (elem state : {elem::f32, elem::bf16})
+      for (int b : {1, 32, 128}) w.push_back(decode("kimi-linear-vlast-mtp4", 32, 32, b, 4, state, true, true));
   // --quick keeps prefill short (a 2-core machine shared with builds has short
   // quiet windows): 1024 and 4096 tokens, varlen 8 sequences of 4096 in all.
   const std::vector<int64_t> lengths =

@@ -35,13 +35,14 @@ template <int Family, decode_class C, dtype S, state_layout L, decode_mode M = d
 struct geometry {
   using table = tuning::decode_tuning<Family>;
   static constexpr decode_mode mode = M;
+  static constexpr bool k_last = L == state_layout::k_last;
   // tn_bf16io (T > 1) runs its own body on a t1-like grid; `t1` means T = 1.
   // tn_bf16io_mid is the same kernel under another register cap.
-  // tn_per_key is its body with a decay per key.
+  // tn_per_key is its body with a decay per key (K-last), or tn_vlast's (V-last).
   static constexpr bool tn_per_key = M == decode_mode::tn_per_key;
-  static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid || tn_per_key;
+  static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid || (tn_per_key && k_last);
   // tn_vlast (T > 1, V-last state) runs its own body on the t1 V-last grid.
-  static constexpr bool tnv = M == decode_mode::tn_vlast;
+  static constexpr bool tnv = M == decode_mode::tn_vlast || (tn_per_key && !k_last);
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles;
@@ -58,7 +59,6 @@ struct geometry {
   // would only lengthen the path to the slot load); t1_pipe rotates its walk.
   static constexpr bool rotated = (t1 && !small && !pipe) || tn || tnv;
   static constexpr int esize = S == dtype::f32 ? 4 : 2;
-  static constexpr bool k_last = L == state_layout::k_last;
   // t1_bf16io_smem (K-last): the state tile arrives in shared memory by
   // cp.async instead of in registers.
   static constexpr bool smem_state = M == decode_mode::t1_bf16io_smem || M == decode_mode::t1_bf16io_smem_wide ||

@@ -11,7 +11,8 @@
 // activations, K-last, gate none/scalar, or per key in tn_per_key:
 // decode_tn_bf16io.cuh, the t1_bf16io tile in fp32 registers over the
 // tokens); decode_tn_vlast_body
-// (the same on V-last state: decode_tn_vlast.cuh, the t1 V-last blocks); and the
+// (the same on V-last state, per key in tn_per_key too: decode_tn_vlast.cuh,
+// the t1 V-last blocks); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // This header includes the pieces in dependency order:

@@ -17,6 +17,11 @@
 // Per token, with d the decay and raw k, q (rk, rq: the l2-norm factors, rq
 // carrying the scale): x = S^T k, y = S^T q, u = beta (v - d rk x),
 // o = d rq y + u (rk rq k.q), S = d S + k (rk u)^T.
+// decode_mode::tn_per_key on V-last state (per-key gates, KDA; G::tn_per_key):
+// a decay d_a per key, S = diag(d) S + k (rk u)^T: the sums take d k and d q,
+// the update is s = d_a s + k_a (rk u). The decays come as in the T = 1
+// bodies (key_decays: the lanes along V that hold the same keys share them),
+// token t + 1's gate words loaded during token t.
 #pragma once
 
 namespace dk::gpu::decode_detail {
@@ -28,6 +33,7 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   constexpr int WK = G::warps_k;
   static_assert(!G::k_last && G::shape.vec_chunks == 1, "tn_vlast: V-last, one 16-byte vector of values per thread");
   static_assert(NR == 4 || NR == 8, "tn_vlast: runs of 4 or 8 keys");
+  constexpr bool PK = G::tn_per_key;
 
   const decode_problem& p = lp.p;
   const int tid = int(threadIdx.x);
@@ -106,6 +112,11 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   };
 
   // This lane's token: its decay and beta (computed while the tile is in flight).
+  // Per key: token 0's gate words of the thread's keys (after the tile's loads,
+  // as the T = 1 bodies), with dt_bias and A_log.
+  auto key_of = [&](int a) { return key0 + a; };
+  [[maybe_unused]] key_decays<PK ? NR : 1, G::lanes_v> decays;
+  if constexpr (PK) decays.issue(p, b, h, vl, key_of);
   tok.finish(p);
 
   [[maybe_unused]] float* red = nullptr;  // WK > 1: two halves of WK x (x, y of v_tile values; k.k, q.q, k.q, -)
@@ -118,10 +129,25 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   for (int t = 0; t < T; ++t) {
     uint32_t qn[NR], kn[NR], vn[VEC];  // the next token's, in flight during this one
     if (t + 1 < T) load_token(t + 1, qn, kn, vn);
+    // Per key: this token's decays, and the next token's gate words in flight.
+    [[maybe_unused]] float dkey[PK ? NR : 1];
+    if constexpr (PK) {
+      decays.finish(p, [&](int o) { return o * LK + kl; }, dkey);
+      if (t + 1 < T) decays.issue_token_gates(p, b, t + 1, h, vl, key_of);
+    }
     float kf[NR], qf[NR], vf[VEC];
     run_to_float<NR>(kw, k_io.type, kf);
     run_to_float<NR>(qw, q_io.type, qf);
     run_to_float<VEC>(vw, v_io.type, vf);
+    // The keys' k and q as the sums take them (per key: with their decays).
+    auto k_sum = [&](int r) {
+      if constexpr (PK) return kf[r] * dkey[r];
+      else return kf[r];
+    };
+    auto q_sum = [&](int r) {
+      if constexpr (PK) return qf[r] * dkey[r];
+      else return qf[r];
+    };
     float kk = 0.f, qq = 0.f, kq = 0.f;
 #pragma unroll
     for (int r = 0; r < NR; ++r) {
@@ -135,8 +161,8 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
       float xs = 0.f, ys = 0.f;
 #pragma unroll
       for (int r = 0; r < NR; ++r) {
-        xs = fmaf(s[r][e], kf[r], xs);
-        ys = fmaf(s[r][e], qf[r], ys);
+        xs = fmaf(s[r][e], k_sum(r), xs);
+        ys = fmaf(s[r][e], q_sum(r), ys);
       }
       x[e] = lanes_sum<LK>(xs);
       y[e] = lanes_sum<LK>(ys);
@@ -179,7 +205,7 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
         kq += rs[w * 4 + 2];
       }
     }
-    const float d = tok.decay_of_token(t), beta = tok.beta_of_token(t);
+    const float d = PK ? 1.f : tok.decay_of_token(t), beta = tok.beta_of_token(t);
     float rk, rq;
     l2norm_factors(p.r.qk_l2norm, p.r.scale, kk, qq, rk, rq);
     const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
@@ -192,9 +218,12 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
     }
     if (writes_out && has_v) store_run<VEC>(out, out_b + t * out.stride[1], o);
 #pragma unroll
-    for (int r = 0; r < NR; ++r)
+    for (int r = 0; r < NR; ++r) {
+      float dr = d;  // per key: key r's own decay
+      if constexpr (PK) dr = dkey[r];
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) s[r][e] = fmaf(s[r][e], d, kf[r] * uk[e]);
+      for (int e = 0; e < VEC; ++e) s[r][e] = fmaf(s[r][e], dr, kf[r] * uk[e]);
+    }
     if (per_token) {
       const int64_t sl = tok.slot_of_token(t);
       if (sl >= 0 && sl < p.pool_slots) store_tile(sl);

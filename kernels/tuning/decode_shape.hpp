@@ -108,11 +108,13 @@ struct decode_shape {
 //             t1_per_key_smem_vlast is set, on the grids where the scalar gate
 //             takes the V-last t1_bf16io_smem body (its tile and blocks).
 //   tn_per_key  T = 2..16 with per-key gates (KDA), bf16 q, k, v and output,
-//             K-last state of any dtype, K = 64 or 128, where the family's
+//             state of any dtype, K = 64 or 128. K-last where the family's
 //             tn_bf16io and tn_per_key are set: the tn_bf16io body with a
-//             decay per key (each key's product of decays held apart from
-//             the tile, as tn_bf16io holds the scalar one), at the register
-//             caps tn_per_key_{f32,b16}_bound. Everything else with T > 1
+//             decay per key (the tile holds S itself and takes each key's
+//             decay in the update), at the register caps
+//             tn_per_key_{f32,b16}_bound. V-last where tn_vlast, tn_per_key
+//             and tn_per_key_vlast are set: the tn_vlast body and blocks with
+//             the same decays, at tn_vlast_bound. Everything else with T > 1
 //             runs general.
 enum class decode_mode : int {
   general = 0,
@@ -227,7 +229,9 @@ constexpr int kDecodeModes = 14;
 //   tn_per_key, tn_per_key_{f32,b16}_bound  whether T > 1 launches with per-key
 //                      gates and bf16 I/O on K-last state take
 //                      decode_mode::tn_per_key (with tn_bf16io set), and its
-//                      register caps.
+//                      register caps there.
+//   tn_per_key_vlast   whether such launches on V-last state take it too (with
+//                      tn_vlast set: its tile and register cap).
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -313,10 +317,11 @@ constexpr bool tn_bf16io_mid_takes(bool k_last) {
   return tn_bf16io_takes<Table>(k_last) && Table::tn_bf16io_mid_max_heads_per_sm > 0;
 }
 // Whether T > 1 with per-key gates on a layout may take decode_mode::tn_per_key
-// (the host also asks for bf16 activations).
+// (the host also asks for bf16 activations): K-last on the tn_bf16io body,
+// V-last on the tn_vlast body.
 template <class Table>
 constexpr bool tn_per_key_takes(bool k_last) {
-  return tn_bf16io_takes<Table>(k_last) && Table::tn_per_key;
+  return Table::tn_per_key && (k_last ? Table::tn_bf16io : Table::tn_vlast && Table::tn_per_key_vlast);
 }
 
 // Whether T = 1 with per-key gates takes decode_mode::t1_per_key (else general).

@@ -262,6 +262,10 @@ struct decode_tuning<90> {
   static constexpr int tn_vlast_f32_lanes = 4, tn_vlast_f32_rows = 8;
   static constexpr int tn_vlast_b16_lanes = 8, tn_vlast_b16_rows = 4;
   static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 512;
+  // T = 2..16 with per-key gates (KDA) and bf16 I/O on V-last state
+  // (decode_mode::tn_per_key on the tn_vlast body): each thread's keys take
+  // their own decay, within tn_vlast_bound.
+  static constexpr bool tn_per_key_vlast = true;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed

@@ -283,10 +283,11 @@ TEST_CASE("decode: several tokens with bf16 activations on V-last state") {
 }
 
 // KDA speculative verification (per-key gates, T > 1; the CUDA backend's
-// tn_per_key kernels on sm_90a with bf16 activations on K-last state): both
-// layouts, every state dtype, both K classes, the gate forms, per-token and
-// other output slots, decays strong enough to fold each key's scale within 16
-// tokens, and fp32 activations (the general kernel).
+// tn_per_key kernels on sm_90a with bf16 activations, on the tn_bf16io body
+// for K-last state and the tn_vlast body for V-last): both layouts, every
+// state dtype, both K classes, the gate forms, per-token and other output
+// slots, decays that take the state below 2^-20 within 16 tokens, several
+// waves of blocks, and fp32 activations (the general kernel).
 TEST_CASE("decode: per-key gates over several tokens") {
   std::uint64_t seed = 1300;
   for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST})
@@ -309,24 +310,30 @@ TEST_CASE("decode: per-key gates over several tokens") {
         s.out_slots = state == dt::f16;
         check_decode(s);
       }
-  for (dt state : {dt::f32, dt::bf16}) {  // strong decays: every key's scale folds
-    decode_spec fast = base(16, ++seed);
-    fast.heads = {2, 4, 128, 128};
-    fast.rule.gate = DK_GATE_PER_KEY;
-    fast.rule.fast_decay = true;
-    fast.types.state = state;
-    fast.types.io = dt::bf16;
-    check_decode(fast);
+  for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST}) {
+    for (dt state : {dt::f32, dt::bf16}) {  // strong decays
+      decode_spec fast = base(16, ++seed);
+      fast.heads = {2, 4, 128, 128};
+      fast.rule.gate = DK_GATE_PER_KEY;
+      fast.rule.layout = layout;
+      fast.rule.fast_decay = true;
+      fast.types.state = state;
+      fast.types.io = dt::bf16;
+      check_decode(fast);
+    }
+    decode_spec wide = base(3, ++seed);  // several waves of blocks on 132 SMs
+    wide.B = 72;
+    wide.padded = {5};
+    wide.heads = {4, 8, 128, 128};
+    wide.rule.gate = DK_GATE_PER_KEY;
+    wide.rule.layout = layout;
+    wide.rule.form = DK_GATE_RAW;
+    wide.types.io = dt::bf16;
+    check_decode(wide);
+    decode_spec no_bias = per_key_without_bias(4, ++seed);
+    no_bias.rule.layout = layout;
+    check_decode(no_bias);
   }
-  check_decode(per_key_without_bias(4, ++seed));
-  decode_spec wide = base(3, ++seed);  // several waves of blocks on 132 SMs
-  wide.B = 72;
-  wide.padded = {5};
-  wide.heads = {4, 8, 128, 128};
-  wide.rule.gate = DK_GATE_PER_KEY;
-  wide.rule.form = DK_GATE_RAW;
-  wide.types.io = dt::bf16;
-  check_decode(wide);
   decode_spec fp32_io = base(4, ++seed);  // fp32 activations: the general kernel
   fp32_io.heads = {2, 4, 128, 128};
   fp32_io.rule.gate = DK_GATE_PER_KEY;

@@ -103,6 +103,11 @@ const kernel_choice kH200Kernels[] = {
     {"tn per-key f16 state raw K=128 V=80 T=16 out_slots strided", "decode_kv128_tnperkey"},
     {"tn per-key f32 state log T=2 B=80 GVA4", "decode_kv128_tnperkey"},
     {"tn per-key fp32 io raw T=4", "decode_kv128"},
+    {"tn per-key vlast f32 state raw T=4 B=24 pad", "decode_kv128_vlast_tnperkey"},
+    {"tn per-key vlast bf16 state log K=64 T=3 token_slots idx64", "decode_kv64_vlast_tnperkey"},
+    {"tn per-key vlast f16 state raw K=128 V=80 T=16 out_slots strided", "decode_kv128_vlast_tnperkey"},
+    {"tn per-key vlast f32 state log K=64 V=48 T=2 B=80 GVA4", "decode_kv64_vlast_tnperkey"},
+    {"tn per-key vlast fp32 io raw T=4", "decode_kv128_vlast"},
 };
 
 }  // namespace

@@ -576,45 +576,52 @@ std::vector<case_desc> check_cases(bool small) {
     c.out_slots = c.strided = true;
     add(c);
   }
-  // T > 1 with per-key gates (tn_per_key with bf16 activations on K-last state,
-  // every state dtype, K = 128 and 64, one and several waves; fp32 activations
-  // run the general kernel).
-  {
-    case_desc c{"tn per-key f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
-    c.gate = DK_GATE_PER_KEY;
-    c.raw = c.logit = c.l2norm = true;
-    c.io = c.gates = elem::bf16;
-    c.padding = true;
-    add(c);
-  }
-  {
-    case_desc c{"tn per-key bf16 state log K=64 T=3 token_slots idx64", 5, 3, 2, 4, 64, 64};
-    c.gate = DK_GATE_PER_KEY;
-    c.io = c.state = elem::bf16;
-    c.token_slots = c.idx64 = true;
-    add(c);
-  }
-  {
-    case_desc c{"tn per-key f16 state raw K=128 V=80 T=16 out_slots strided", 3, 16, 2, 4, 128, 80};
-    c.gate = DK_GATE_PER_KEY;
-    c.raw = c.l2norm = true;
-    c.io = elem::bf16;
-    c.state = elem::f16;
-    c.out_slots = c.strided = true;
-    add(c);
-  }
-  {
-    case_desc c{"tn per-key f32 state log T=2 B=80 GVA4", 80, 2, 8, 32, 128, 128};
-    c.gate = DK_GATE_PER_KEY;
-    c.l2norm = true;
-    c.io = elem::bf16;
-    add(c);
-  }
-  {
-    case_desc c{"tn per-key fp32 io raw T=4", 4, 4, 2, 4, 128, 128};
-    c.gate = DK_GATE_PER_KEY;
-    c.raw = c.l2norm = true;
-    add(c);
+  // T > 1 with per-key gates (tn_per_key with bf16 activations on the
+  // tn_bf16io body for K-last state and the tn_vlast body for V-last: every
+  // state dtype, K = 128 and 64, one and several waves; fp32 activations run
+  // the general kernel).
+  for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST}) {
+    const bool v_last = layout == DK_STATE_V_LAST;
+    const std::string tn = v_last ? "tn per-key vlast " : "tn per-key ";
+    auto per_key = [&](case_desc c) {
+      c.name = tn + c.name;
+      c.layout = layout;
+      c.gate = DK_GATE_PER_KEY;
+      return c;
+    };
+    {
+      case_desc c = per_key({"f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128});
+      c.raw = c.logit = c.l2norm = true;
+      c.io = c.gates = elem::bf16;
+      c.padding = true;
+      add(c);
+    }
+    {
+      case_desc c = per_key({"bf16 state log K=64 T=3 token_slots idx64", 5, 3, 2, 4, 64, 64});
+      c.io = c.state = elem::bf16;
+      c.token_slots = c.idx64 = true;
+      add(c);
+    }
+    {
+      case_desc c = per_key({"f16 state raw K=128 V=80 T=16 out_slots strided", 3, 16, 2, 4, 128, 80});
+      c.raw = c.l2norm = true;
+      c.io = elem::bf16;
+      c.state = elem::f16;
+      c.out_slots = c.strided = true;
+      add(c);
+    }
+    {  // V-last: K = 64, V = 48 as well
+      case_desc c = per_key(v_last ? case_desc{"f32 state log K=64 V=48 T=2 B=80 GVA4", 80, 2, 8, 32, 64, 48}
+                                   : case_desc{"f32 state log T=2 B=80 GVA4", 80, 2, 8, 32, 128, 128});
+      c.l2norm = true;
+      c.io = elem::bf16;
+      add(c);
+    }
+    {
+      case_desc c = per_key({"fp32 io raw T=4", 4, 4, 2, 4, 128, 128});
+      c.raw = c.l2norm = true;
+      add(c);
+    }
   }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
     std::vector<case_desc> sub;
