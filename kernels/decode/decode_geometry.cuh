@@ -78,7 +78,7 @@ struct geometry {
       !k_last && t1 && !small && !pipe && (smem_state || (esize == 2 && table::t1_vlast_b16_v_major_lanes));
   static constexpr decode_shape shape =
       tn    ? dk::tuning::tn_shape_of<table>(C, esize)
-      : tnv ? dk::tuning::tn_vlast_shape_of<table>(C, esize)
+      : tnv ? dk::tuning::tn_vlast_shape_of<table>(C, esize, tn_per_key)
       : t1  ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state)
            : table::shape(C, k_last, esize);
   static constexpr int vec = 16 / esize;  // state elements per 16-byte vector

@@ -3,15 +3,17 @@
 // q, k, v and output, gate none or scalar, K = 64 or 128.
 // The blocks of the t1 V-last body: warps_k warps split K (a thread holds
 // `rows` keys x one 16-byte vector of values, lanes_k lanes along K), their
-// sums finished through shared memory. What T > 1 adds, as in
-// decode_tn_bf16io_body:
+// sums finished through shared memory, or with one warp along K (the Hopper
+// table's choice but for per-key fp32 state) within the warp, no barrier.
+// What T > 1 adds, as in decode_tn_bf16io_body:
 // - the tile stays in fp32 registers across the tokens (16-bit state widened
 //   at the load, rounded only where it is stored, as in the general body);
 // - the per-token scalars are loaded and finished once, one token per lane,
 //   and token t + 1's q, k and v are loaded while token t is computed;
-// - the warps' partial sums of token t go to half t % 2 of the shared memory,
-//   so one barrier per token suffices (a warp writes token t + 1's half only
-//   after every warp has read token t - 1's, before token t's barrier);
+// - with several warps along K their partial sums of token t go to half
+//   t % 2 of the shared memory, so one barrier per token suffices (a warp
+//   writes token t + 1's half only after every warp has read token t - 1's,
+//   before token t's barrier);
 // - the state goes out once at the end, or after every token to its per-token
 //   slot (a -1 or out-of-range per-token slot skips that token's store).
 // Per token, with d the decay and raw k, q (rk, rq: the l2-norm factors, rq

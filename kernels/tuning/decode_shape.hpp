@@ -230,8 +230,10 @@ constexpr int kDecodeModes = 14;
 //                      gates and bf16 I/O on K-last state take
 //                      decode_mode::tn_per_key (with tn_bf16io set), and its
 //                      register caps there.
-//   tn_per_key_vlast   whether such launches on V-last state take it too (with
-//                      tn_vlast set: its tile and register cap).
+//   tn_per_key_vlast, tn_per_key_vlast_{f32,b16}_lanes, tn_per_key_vlast_{f32,b16}_rows
+//                      whether such launches on V-last state take it too (with
+//                      tn_vlast set: its blocks and register cap), and the tile
+//                      there (lanes along K, keys per thread).
 template <int Family>
 struct decode_tuning;  // no primary definition: a family without a table fails to compile
 
@@ -350,11 +352,16 @@ constexpr decode_shape tn_shape_of(decode_class c, int state_bytes) {
 }
 
 // The tn_vlast tile: the t1 V-last geometry (keys split over lanes x rows x
-// warps along K) with the table's own lanes and rows, for fp32 registers.
+// warps along K) with the table's own lanes and rows, for fp32 registers
+// (per_key: tn_per_key's on V-last state).
 template <class Table>
-constexpr decode_shape tn_vlast_shape_of(decode_class c, int state_bytes) {
-  return t1_shape_from(c, false, state_bytes, false, state_bytes == 4 ? Table::tn_vlast_f32_lanes : Table::tn_vlast_b16_lanes,
-                       state_bytes == 4 ? Table::tn_vlast_f32_rows : Table::tn_vlast_b16_rows, Table::tn_vlast_max_warps_v);
+constexpr decode_shape tn_vlast_shape_of(decode_class c, int state_bytes, bool per_key = false) {
+  const bool f32 = state_bytes == 4;
+  const int lanes = per_key ? (f32 ? Table::tn_per_key_vlast_f32_lanes : Table::tn_per_key_vlast_b16_lanes)
+                            : (f32 ? Table::tn_vlast_f32_lanes : Table::tn_vlast_b16_lanes);
+  const int rows = per_key ? (f32 ? Table::tn_per_key_vlast_f32_rows : Table::tn_per_key_vlast_b16_rows)
+                           : (f32 ? Table::tn_vlast_f32_rows : Table::tn_vlast_b16_rows);
+  return t1_shape_from(c, false, state_bytes, false, lanes, rows, Table::tn_vlast_max_warps_v);
 }
 
 // Whether a table runs t1_bf16io_smem on any grid, for fp32 or 16-bit state.

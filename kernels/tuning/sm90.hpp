@@ -254,18 +254,26 @@ struct decode_tuning<90> {
   // state 0.6-13 % slower.
   static constexpr bool tn_per_key = true;
   static constexpr int tn_per_key_f32_bound = 512, tn_per_key_b16_bound = 512;
-  // T = 2..16 with bf16 I/O on V-last state (decode_mode::tn_vlast): the t1
-  // V-last blocks (4 warps along K at K = 128) with an fp32 tile per thread of
-  // 8 keys x 4 values (fp32 state) or 4 keys x 8 values (16-bit state: a
-  // 16-byte vector of values), at most 128 registers.
+  // T = 2..16 with bf16 I/O on V-last state (decode_mode::tn_vlast): an fp32
+  // tile per thread of 8 keys x 4 values (fp32 state, 16 lanes along K) or 4
+  // keys x 8 values (16-bit state, 32 lanes: a 16-byte vector of values), so
+  // that one warp holds all of K = 128 and a token's sums need no barrier, at
+  // most 128 registers. NOTES.md v31 run 3, decode-ab, 2 rounds, T = 4 with
+  // PDL, 4 warps along K (4 / 8 lanes) -> one: bf16 state B=1 7.30 -> 5.76 us,
+  // B=8 23.37 -> 19.60, B=32 86.62 -> 66.92, B=128 328.93 -> 253.22; fp32
+  // state 6.04 -> 5.48, 20.60 -> 19.97, 70.93 -> 70.78, 260.18 -> 265.17.
   static constexpr bool tn_vlast = true;
-  static constexpr int tn_vlast_f32_lanes = 4, tn_vlast_f32_rows = 8;
-  static constexpr int tn_vlast_b16_lanes = 8, tn_vlast_b16_rows = 4;
+  static constexpr int tn_vlast_f32_lanes = 16, tn_vlast_f32_rows = 8;
+  static constexpr int tn_vlast_b16_lanes = 32, tn_vlast_b16_rows = 4;
   static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 512;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O on V-last state
   // (decode_mode::tn_per_key on the tn_vlast body): each thread's keys take
-  // their own decay, within tn_vlast_bound.
+  // their own decay, within tn_vlast_bound. fp32 state keeps 4 warps along K
+  // (4 lanes x 8 keys): with one warp (16 lanes) each lane finishes 4 decays
+  // per token, and B=32 / 128 took 11 / 9 % longer (NOTES.md v31 run 4).
   static constexpr bool tn_per_key_vlast = true;
+  static constexpr int tn_per_key_vlast_f32_lanes = 4, tn_per_key_vlast_f32_rows = 8;
+  static constexpr int tn_per_key_vlast_b16_lanes = 32, tn_per_key_vlast_b16_rows = 4;
   // T = 1 streaming kernel (K-last, large grids; bulk copies, sm_90+): 4 warps
   // per block, 3 blocks per SM, 3 stages of 4 KB per warp = 144 KB of shared
   // memory per SM, up to 96 KB of state in flight besides the tiles being computed
