@@ -196,7 +196,8 @@ constexpr entry instance() {
     else
       return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::tn_per_key) {
-    // mode_for picks it only where tn_per_key_takes, for K-last state.
+    // mode_for picks it only where tn_per_key_takes (K-last: the tn_bf16io
+    // body; V-last: the tn_vlast body).
     if constexpr (tuning::tn_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
       return entry_of<F, C, S, L, decode_mode::tn_per_key>();
     else

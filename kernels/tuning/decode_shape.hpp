@@ -90,9 +90,10 @@ struct decode_shape {
 //             the warps resident per SM).
 //   tn_vlast  T = 2..16 with bf16 q, k, v and output on V-last state of any
 //             dtype, gate none or scalar, K = 64 or 128, where the family's
-//             tn_vlast is set: the t1 V-last blocks (warps along K, sums
-//             finished in shared memory, one barrier per token) with the tile
-//             in fp32 registers across the tokens
+//             tn_vlast is set: the t1 V-last blocks with the tile in fp32
+//             registers across the tokens; with one warp along K (the table's
+//             lanes x keys covering K) a token's sums finish in the warp, with
+//             several they finish in shared memory, one barrier per token
 //             (kernels/decode/decode_tn_vlast.cuh).
 //   t1_per_key  T = 1 with per-key gates (Kimi Delta Attention), K = 64 or
 //             128, any activation and state dtype and layout, where the

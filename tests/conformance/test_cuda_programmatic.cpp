@@ -52,6 +52,10 @@ const chain_case kCases[] = {
      DK_STATE_K_LAST, DK_GATE_PER_KEY},
     {"per-key gates, bf16 state, T = 2, past the first wave (tn_per_key)", 80, 2, dt::bf16, dt::bf16,
      DK_STATE_K_LAST, DK_GATE_PER_KEY},
+    {"per-key gates, V-last, T = 4, small grid, every block prefetching (tn_per_key)", 2, 4, dt::bf16, dt::f32,
+     DK_STATE_V_LAST, DK_GATE_PER_KEY},
+    {"per-key gates, V-last bf16 state, T = 2, past the first wave (tn_per_key)", 80, 2, dt::bf16, dt::bf16,
+     DK_STATE_V_LAST, DK_GATE_PER_KEY},
 };
 
 decode_spec spec_of(const chain_case& c) {
