@@ -154,7 +154,7 @@ dk_status launch_one(const target& t, const decode_problem& p, gpu_stream_t stre
 struct entry {
   launch_fn fn;
   int variant;  // 0 general, 1 t1 / t1_small(_bf16io), 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide),
-                // 5 tn_bf16io(_mid), tn_vlast, 6 t1_per_key, 7 t1_per_key_smem, 8 tn_per_key
+                // 5 tn_bf16io(_mid), tn_vlast, 6 t1_(small_)per_key, 7 t1_per_key_smem, 8 tn_per_key
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -166,7 +166,7 @@ constexpr entry entry_of() {
                           : M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid ||
                                     M == decode_mode::tn_vlast
                               ? 5
-                          : M == decode_mode::t1_per_key                                      ? 6
+                          : M == decode_mode::t1_per_key || M == decode_mode::t1_small_per_key ? 6
                           : M == decode_mode::t1_per_key_smem                                 ? 7
                           : M == decode_mode::tn_per_key                                      ? 8
                                                                                               : 1;
@@ -208,6 +208,13 @@ constexpr entry instance() {
       return entry_of<F, C, S, L, decode_mode::t1_per_key>();
     else
       return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::t1_small_per_key) {
+    // mode_for picks it only where t1_small_per_key_takes.
+    if constexpr (tuning::t1_small_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last,
+                                                                         S == dtype::f32 ? 4 : 2))
+      return entry_of<F, C, S, L, decode_mode::t1_small_per_key>();
+    else
+      return instance<F, C, S, L, decode_mode::t1_per_key>();
   } else if constexpr (M == decode_mode::t1_per_key_smem) {
     // mode_for picks it only where t1_per_key_smem_takes: K-last with a fitting
     // tile, V-last where the scalar gate's V-last smem body is on.
@@ -306,7 +313,8 @@ constexpr entry kLaunch[tuning::kDecodeModes][3][3][2] = {
     DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem),
     DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io),
     DK_MODE(decode_mode::t1_small_bf16io), DK_MODE(decode_mode::tn_bf16io_mid), DK_MODE(decode_mode::tn_vlast),
-    DK_MODE(decode_mode::t1_per_key), DK_MODE(decode_mode::t1_per_key_smem), DK_MODE(decode_mode::tn_per_key)
+    DK_MODE(decode_mode::t1_per_key), DK_MODE(decode_mode::t1_per_key_smem), DK_MODE(decode_mode::tn_per_key),
+    DK_MODE(decode_mode::t1_small_per_key)
 #undef DK_MODE
 #undef DK_ROW
 };

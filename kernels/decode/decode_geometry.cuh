@@ -46,9 +46,12 @@ struct geometry {
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles;
-  // t1_per_key_smem: the t1_bf16io_smem body with them.
-  static constexpr bool per_key = M == decode_mode::t1_per_key || M == decode_mode::t1_per_key_smem;
-  static constexpr bool small = M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io;
+  // t1_small_per_key: the same on t1_small's; t1_per_key_smem: the
+  // t1_bf16io_smem body with them.
+  static constexpr bool per_key = M == decode_mode::t1_per_key || M == decode_mode::t1_small_per_key ||
+                                  M == decode_mode::t1_per_key_smem;
+  static constexpr bool small =
+      M == decode_mode::t1_small || M == decode_mode::t1_small_bf16io || M == decode_mode::t1_small_per_key;
   static constexpr bool bf16io = M == decode_mode::t1_bf16io || M == decode_mode::t1_bf16io_smem ||
                                  M == decode_mode::t1_bf16io_smem_wide || M == decode_mode::t1_per_key_smem;
   // q, k, v and the output are bf16 at compile time (io_operand): the bf16-I/O

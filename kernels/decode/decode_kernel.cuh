@@ -1,6 +1,6 @@
 // The decode kernels (SPEC §2). Seven bodies (tuning/decode_shape.hpp, decode_mode):
 // decode_body (everything: decode_body.cuh), decode_t1_body (T = 1, K = 64/128,
-// gate none/scalar, or per key in t1_per_key: no staging, 16-bit state packed
+// gate none/scalar, or per key in t1_(small_)per_key: no staging, 16-bit state packed
 // in registers: decode_t1_body.cuh) and
 // decode_t1_bf16io_body (its K-last variant for bf16 activations,
 // decode_t1_bf16io.cuh, with the state tile in registers or, t1_bf16io_smem

@@ -180,12 +180,13 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.blocks = int64_t(p.batch) * p.hv * ls.lp.v_tiles;
   const int64_t state_bytes = int64_t(p.batch) * p.hv * p.dk * p.dv * G::esize;
   // Every block of small calls on the t1_small and general grids, and on the
-  // grids of that size that have no small-grid variant: per-key T = 1 and the
-  // T > 1 kernels (KDA B=1 with PDL 4.03 -> 3.57 us, but bf16 B=8 8.07 -> 8.47:
-  // NOTES.md v29 run 5; T = 4 B=1 8-14 % faster: v30 run 4). Prefetching in
+  // grids of that size that have no small-grid variant: per-key T = 1, the
+  // T > 1 kernels and the shared-memory tile (KDA B=1 with PDL 4.03 -> 3.57
+  // us, but bf16 B=8 8.07 -> 8.47: NOTES.md v29 run 5; T = 4 B=1 8-14 %
+  // faster: v30 run 4; the contest shape: v32 run 2). Prefetching in
   // every block of larger grids was slower in every run (NOTES.md v6); the
   // other rotated grids get a range of late first-wave blocks from launch_one.
-  const bool small_unvaried = (G::per_key || G::tn || G::tnv) &&
+  const bool small_unvaried = (G::per_key || G::tn || G::tnv || G::smem_state) &&
                               int64_t(p.batch) * p.hv < int64_t(G::table::t1_small_heads_per_sm) * compute_units;
   const bool prefetch_all = p.programmatic_launch && (G::small || small_unvaried || (!G::t1 && !G::tn && !G::tnv)) &&
                             state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
@@ -220,6 +221,9 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
                                                                          : decode_mode::general;
     if (!tuning::t1_per_key_takes<table>()) return decode_mode::general;
     const int state_bytes = p.pool.type == dtype::f32 ? 4 : 2;
+    if (tuning::t1_small_per_key_takes<table>(k_last, state_bytes) &&
+        heads < int64_t(table::t1_small_heads_per_sm) * compute_units)
+      return decode_mode::t1_small_per_key;
     // K-last: every grid; V-last: where the scalar gate takes the V-last shared-memory body.
     const int vlast_min = tuning::t1_bf16io_smem_vlast_min_heads_of<table>(state_bytes);
     const bool smem = bf16_activations && tuning::t1_per_key_smem_takes<table>(k_last) &&
@@ -255,11 +259,21 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int pipe_min = tuning::t1_pipe_min_heads_of<table>(p.r.layout == state_layout::k_last,
                                                           p.pool.type == dtype::f32 ? 4 : 2);
   if (pipe_min > 0 && heads >= int64_t(pipe_min) * compute_units) return decode_mode::t1_pipe;
-  if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units)
+  if (heads < int64_t(table::t1_small_heads_per_sm) * compute_units) {
+    // fp32 K-last state, bf16 activations, a few heads (tensor-parallel shards
+    // at B = 1-2): the shared-memory tile (under programmatic launch every block
+    // prefetching) beats t1_small (NOTES.md v32 run 2). Not chosen by the
+    // option, so that turning it on or off changes no result bit.
+    if (bf16_io && p.r.layout == state_layout::k_last && p.pool.type == dtype::f32 &&
+        table::t1_bf16io_smem_small_sms_per_head > 0 && tuning::t1_bf16io_smem_on<table>(true) &&
+        tuning::t1_bf16io_klast_fits<table>(c, 4) &&
+        heads * table::t1_bf16io_smem_small_sms_per_head <= int64_t(compute_units))
+      return decode_mode::t1_bf16io_smem;
     return bf16_activations && tuning::t1_small_bf16io_takes<table>(p.r.layout == state_layout::k_last,
                                                                     p.pool.type == dtype::f32 ? 4 : 2)
                ? decode_mode::t1_small_bf16io
                : decode_mode::t1_small;
+  }
   // bf16 activations: K-last the bf16-I/O body (fp32 state on grids of up to
   // one wave of its 32 blocks per SM, or of many waves: its shared-memory
   // variant, fewer registers; in between the register tile keeps its

@@ -1,6 +1,6 @@
 // decode_t1_body: the T = 1 decode body (gate none/scalar, K = 64/128; also
-// the V-last bf16-I/O instances and, t1_per_key and V-last t1_per_key_smem,
-// per-key gates), and the shared memory of its V-last blocks.
+// the V-last bf16-I/O instances and, t1_(small_)per_key and V-last
+// t1_per_key_smem, per-key gates), and the shared memory of its V-last blocks.
 #pragma once
 #include "decode_geometry.cuh"
 #include "decode_operands.cuh"
@@ -86,10 +86,16 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
 #pragma unroll
     for (int c = 0; c < NC; ++c) load_run<VEC>(v_io, v_b + vchunk_value(c), vchunk_value(c) < V, vwd[c]);
   }
-  // t1_small's one-wave grids issue the gate here (B=1 in graph 4.23 us against
-  // 4.38 after the tile); the other grids after the tile (NOTES.md v12).
+  // t1_small's one-wave grids issue the gate (per-key: the keys' gate words)
+  // here (B=1 in graph 4.23 us against 4.38 after the tile); the other grids
+  // after the tile (NOTES.md v12).
   head_gate gate;
-  if constexpr (G::small) gate.issue(p, b, h);
+  [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
+  auto decay_key = [&](int a) { return KL ? key0(a / KRUN) + a % KRUN : key0(0) + a; };
+  if constexpr (G::small) {
+    gate.issue(p, b, h);
+    if constexpr (G::per_key) decays.issue(p, b, h, vl, decay_key);
+  }
   const bool per_token = p.token_indices.data != nullptr;
   const int64_t store_slot =
       per_token ? load_index(p.token_indices, b * p.token_indices.stride[0])
@@ -165,11 +171,11 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
   }
 
   // The gate's loads after the tile's, as in decode_t1_bf16io_body.
-  if constexpr (!G::small) gate.issue(p, b, h);
-  // Per-key gates: their loads after the tile's as well (key_decays).
-  [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
-  if constexpr (G::per_key)
-    decays.issue(p, b, h, vl, [&](int a) { return KL ? key0(a / KRUN) + a % KRUN : key0(0) + a; });
+  if constexpr (!G::small) {
+    gate.issue(p, b, h);
+    // Per-key gates: their loads after the tile's as well (key_decays).
+    if constexpr (G::per_key) decays.issue(p, b, h, vl, decay_key);
+  }
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];

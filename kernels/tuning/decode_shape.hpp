@@ -63,7 +63,9 @@ struct decode_shape {
 //             body with compile-time activation types (16-bit V-last runs t1).
 //   t1_bf16io_smem  t1_bf16io for K-last fp32 state on grids of fewer than
 //             t1_bf16io_smem_max_heads_per_sm * SMs pairs, or of at least
-//             t1_bf16io_smem_min_heads_per_sm * SMs (CUDA sm_80+): the same
+//             t1_bf16io_smem_min_heads_per_sm * SMs (CUDA sm_80+), and on the
+//             small grids of at most one pair per
+//             t1_bf16io_smem_small_sms_per_head SMs: the same
 //             body, but the state tile arrives in shared memory by cp.async
 //             instead of registers, so the kernel fits t1_bf16io_smem_bound
 //             (64 registers: 32 one-warp blocks per SM, one wave at fp32 B=8);
@@ -117,6 +119,12 @@ struct decode_shape {
 //             and tn_per_key_vlast are set: the tn_vlast body and blocks with
 //             the same decays, at tn_vlast_bound. Everything else with T > 1
 //             runs general.
+//   t1_small_per_key  t1_per_key for K-last 16-bit state on the grids where
+//             the scalar gate takes t1_small (fewer than t1_small_heads_per_sm *
+//             SMs pairs), where the family's t1_small_per_key is set: the t1
+//             body with t1_small's tile and blocks and the keys' decays (issued
+//             before the tile, as the gate there), any activation dtype, at
+//             t1_per_key's register caps.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -131,9 +139,10 @@ enum class decode_mode : int {
   tn_vlast = 10,
   t1_per_key = 11,
   t1_per_key_smem = 12,
-  tn_per_key = 13
+  tn_per_key = 13,
+  t1_small_per_key = 14
 };
-constexpr int kDecodeModes = 14;
+constexpr int kDecodeModes = 15;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -162,6 +171,11 @@ constexpr int kDecodeModes = 14;
 //   t1_small_heads_per_sm                      where t1_small takes over (0: never);
 //   t1_small_bf16io    whether small grids with bf16 activations and K-last 16-bit
 //                      state take t1_small_bf16io;
+//   t1_small_per_key   whether small grids with per-key gates and K-last 16-bit
+//                      state take decode_mode::t1_small_per_key (with t1_per_key set);
+//   t1_bf16io_smem_small_sms_per_head  fp32 K-last state with bf16 activations
+//                      on grids of at most one (sequence, head) pair per this
+//                      many SMs takes t1_bf16io_smem instead of t1_small (0: never);
 //   t1_pipe_{f32,b16}_min_heads_per_sm         where t1_pipe takes over for K-last
 //                      fp32 / 16-bit state (0: never; only sm_90+, which has bulk
 //                      copies), with a ring of t1_pipe_stages tiles per warp
@@ -325,6 +339,15 @@ constexpr bool tn_bf16io_mid_takes(bool k_last) {
 template <class Table>
 constexpr bool tn_per_key_takes(bool k_last) {
   return Table::tn_per_key && (k_last ? Table::tn_bf16io : Table::tn_vlast && Table::tn_per_key_vlast);
+}
+
+// Whether per-key T = 1 launches on small grids take decode_mode::t1_small_per_key
+// for a layout and state width: the one rule both the mode choice and the
+// kernel instantiation follow.
+template <class Table>
+constexpr bool t1_small_per_key_takes(bool k_last, int state_bytes) {
+  return Table::t1_kernels && Table::t1_per_key && Table::t1_small_per_key && Table::t1_small_heads_per_sm > 0 &&
+         k_last && state_bytes == 2;
 }
 
 // Whether T = 1 with per-key gates takes decode_mode::t1_per_key (else general).

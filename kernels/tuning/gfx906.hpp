@@ -38,13 +38,14 @@ struct decode_tuning<906> {
   // No register cap (256 VGPRs per lane). Compiled, not run (no AMD GPU here).
   static constexpr bool t1_kernels = true;  // false: T = 1 runs the general kernels
   // Per-key gates stay on the general kernel: the t1 per-key body is measured on Hopper only.
-  static constexpr bool t1_per_key = false;
+  static constexpr bool t1_per_key = false, t1_small_per_key = false;
   static constexpr int t1_per_key_klast_f32_bound = 0, t1_per_key_klast_b16_bound = 0;
   static constexpr int t1_per_key_vlast_f32_bound = 0, t1_per_key_vlast_b16_bound = 0;
   static constexpr bool t1_per_key_smem = false, t1_per_key_smem_vlast = false;
   static constexpr int t1_per_key_smem_f32_bound = 0, t1_per_key_smem_b16_bound = 0;
   static constexpr int t1_min_blocks_per_sm = 4;
   static constexpr int t1_small_heads_per_sm = 1;
+  static constexpr int t1_bf16io_smem_small_sms_per_head = 0;  // no t1_bf16io_smem (no cp.async)
   static constexpr bool t1_small_bf16io = false;  // not measured on gfx906
   // Small grids: blocks of up to t1_small_max_warps_v warps, at least
   // t1_small_min_blocks_per_sm per SM (fewer, larger blocks than 1-warp ones:

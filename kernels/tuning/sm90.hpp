@@ -90,11 +90,29 @@ struct decode_tuning<90> {
   // B=512 609.78 -> 554.44; bf16 state 24.16 -> 24.41, 87.47 -> 82.55, 334.08 ->
   // 300.33. At 80 / 96 registers 0.3-1.6 % slower than this from B=128.
   static constexpr bool t1_per_key_smem_vlast = true;
+  // Per-key gates with K-last 16-bit state on the grids where the scalar gate
+  // takes t1_small (decode_mode::t1_small_per_key: the t1 body with t1_small's
+  // tile, the gate words loaded before the tile). NOTES.md v32 run 2,
+  // decode-ab, 2 rounds, bf16 state, in graph / PDL, t1_per_key_smem -> this:
+  // kimi-linear B=1 4.25 / 3.15 -> 3.91 / 3.10 us; 8 heads (HQ = HV = 8) B=1
+  // 4.00 / 2.92 -> 3.61 / 2.77, B=4 4.18 / 3.12 -> 3.90 / 3.09. fp32 state lost
+  // with it at B=1 of 8 heads (2.63 -> 2.90 with PDL), V-last at kimi-linear
+  // B=1 (fp32 3.29 -> 3.69, bf16 2.97 -> 3.11): they keep their kernels.
+  static constexpr bool t1_small_per_key = true;
   static constexpr int t1_min_blocks_per_sm = 8;
   // Below 1 head per SM (B=1, contest): t1_small. From 1 (fp32 B=8, 256 heads:
   // one-tile warps, 1.1 waves) the t1 grid: NOTES.md v6, dk_bench, B=8 15.65 ->
   // 15.31 us isolated, 12.75 -> 12.56 in graph (2 heads per SM before).
   static constexpr int t1_small_heads_per_sm = 1;
+  // fp32 K-last state with bf16 activations on grids of at most one head per
+  // 8 SMs (16 on the H200: tensor-parallel shards at B = 1-2) takes
+  // t1_bf16io_smem (under programmatic launch every block prefetching).
+  // NOTES.md v32 run 2, decode-ab, 2 rounds, in graph / PDL, t1_small -> it:
+  // contest (8 heads) B=1 3.23 / 2.57 -> 3.29 / 2.33 us, B=2 3.49 / 2.75 ->
+  // 3.46 / 2.62; B=4 (32 heads) 4.03 / 3.10 -> 4.09 / 3.64 and qwen3next B=1
+  // 4.16 / 3.14 -> 4.16 / 3.69 (run 1) lost, as did 16-bit state (contest
+  // with PDL 2.37 -> 2.90).
+  static constexpr int t1_bf16io_smem_small_sms_per_head = 8;
   // Small grids with bf16 q/k/v/out and K-last 16-bit state: the same body with
   // the activation types fixed at compile time (decode_mode::t1_small_bf16io).
   // NOTES.md v24 run 5, decode-ab, 3 rounds, in graph (PDL): bf16 state B=1 3.83

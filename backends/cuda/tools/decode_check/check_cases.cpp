@@ -219,10 +219,26 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 small bf16 io klast f32 K=64 V=48 pad", 3, 1, 1, 2, 64, 48};
+    case_desc c{"t1 small bf16 io klast f32 K=64 V=48 B=9 pad", 9, 1, 1, 2, 64, 48};
     c.raw = c.logit = c.l2norm = true;
     c.io = elem::bf16;
     c.padding = true;
+    add(c);
+  }
+  // t1_bf16io_smem on small grids of fp32 state (at most one head per 8 SMs:
+  // 16 heads on 132 SMs), where t1_small runs otherwise.
+  {
+    case_desc c{"t1 bf16io smem small klast f32 raw B=2 GVA2 strided pad", 2, 1, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.strided = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 bf16io smem small klast f32 K=64 V=48 B=1 token_slots idx64", 1, 1, 2, 8, 64, 48};
+    c.l2norm = true;
+    c.io = elem::bf16;
+    c.token_slots = c.idx64 = true;
     add(c);
   }
   // t1_small_bf16io (small grids, bf16 I/O, K-last 16-bit state).
@@ -429,8 +445,9 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   // T = 1 with per-key gates (t1_per_key): both layouts, every state dtype,
-  // both K classes, both grid sizes (no small-grid variant); K-last with bf16
-  // activations where the bf16-I/O tile fits runs t1_per_key_smem.
+  // both K classes, both grid sizes; K-last with bf16 activations where the
+  // bf16-I/O tile fits runs t1_per_key_smem, K-last 16-bit state on small grids
+  // (under 132 heads) t1_small_per_key.
   {
     case_desc c{"t1 per-key klast f32 raw", 4, 1, 2, 4, 128, 128};
     c.gate = DK_GATE_PER_KEY;
@@ -446,7 +463,7 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 per-key klast bf16 state K=64 V=80 out_slots idx64", 24, 1, 2, 4, 64, 80};
+    case_desc c{"t1 per-key klast bf16 state K=64 V=80 B=40 out_slots idx64", 40, 1, 2, 4, 64, 80};
     c.gate = DK_GATE_PER_KEY;
     c.l2norm = true;
     c.io = elem::bf16;
@@ -471,12 +488,28 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"t1 per-key smem klast f16 state raw bf16 io V=80 B=5 GVA2 strided", 5, 1, 2, 4, 128, 80};
+    case_desc c{"t1 per-key smem klast f16 state raw bf16 io V=80 B=40 GVA2 strided", 40, 1, 2, 4, 128, 80};
     c.gate = DK_GATE_PER_KEY;
     c.raw = c.l2norm = true;
     c.io = elem::bf16;
     c.state = elem::f16;
     c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 small per-key klast bf16 state raw bf16 io B=3 GVA2 pad", 3, 1, 4, 8, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"t1 small per-key klast f16 state log K=64 V=80 B=6 token_slots idx64", 6, 1, 2, 4, 64, 80};
+    c.gate = DK_GATE_PER_KEY;
+    c.l2norm = true;
+    c.state = elem::f16;
+    c.token_slots = c.idx64 = true;
     add(c);
   }
   {
