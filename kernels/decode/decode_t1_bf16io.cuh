@@ -141,6 +141,21 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     return;
   }
 
+  // Per-key gates: the head's g and dt_bias rows staged in the warp's 1 KB after
+  // the block's tiles, one cp.async per lane and row in a group ahead of the
+  // tile's (their scalar loads after the tile, 9 per lane, cost bf16 state
+  // B=32 2.2 us: NOTES.md v32 run 7); rows not in aligned 16-byte pieces take
+  // those loads. The group is committed (empty then) either way, so that the
+  // tile's column waits count the same.
+  [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
+  [[maybe_unused]] bool gates_staged = false;
+  [[maybe_unused]] unsigned char* gate_stage = nullptr;
+  if constexpr (G::per_key) {
+    extern __shared__ f32x4 smem_vec[];
+    gate_stage = reinterpret_cast<unsigned char*>(smem_vec + blockDim.x * (NR * NC) + warp * 64);
+    gates_staged = decays.stage(p, b, h, lane, gate_stage);
+    copy16_async_commit();
+  }
   // 2. The state tile: NR rows x NC 16-byte vectors, all loads in flight at once:
   // into registers (s), or (G::smem_state) by cp.async into this thread's slots
   // of the warp's shared tile, slot (r, c) at mine[(r * NC + c) * 32]: a warp's
@@ -174,8 +189,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   // tile (B=32 in graph 37.6 -> 37.1 us, NOTES.md v12).
   head_gate gate;
   gate.issue(p, b, h);
-  [[maybe_unused]] key_decays<G::per_key ? NK : 1, LV> decays;
-  if constexpr (G::per_key) decays.issue(p, b, h, vl, [&](int a) { return bf16io_key<LK, VEC>(kl, a); });
+  if constexpr (G::per_key)
+    if (!gates_staged) decays.issue(p, b, h, vl, [&](int a) { return bf16io_key<LK, VEC>(kl, a); });
 
   // 3. While they fly: q and k to fp32 (unpacked at each use), the norms, k.q,
   // the gate and beta (the wide instance: the gate after the sums).
@@ -205,7 +220,16 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   float d = 1.f, beta = 1.f;
   if constexpr (!G::wide) gate.finish(p, d, beta);
   [[maybe_unused]] float dkey[G::per_key ? NK : 1];  // per-key decays
-  if constexpr (G::per_key) decays.finish(p, [&](int o) { return o * LK + kl; }, dkey);
+  if constexpr (G::per_key) {
+    auto lane_of = [&](int o) { return o * LK + kl; };
+    if (gates_staged) {  // warp-uniform: one head per warp
+      copy16_async_wait_groups(NC);  // the gate rows' group, the oldest
+      warp_sync();
+      decays.finish_staged(p, gate_stage, vl, [&](int a) { return bf16io_key<LK, VEC>(kl, a); }, lane_of, dkey);
+    } else {
+      decays.finish(p, lane_of, dkey);
+    }
+  }
   // The keys' q and k as the sums take them (per-key: with their decays).
   auto k_sum = [&](int i) {
     if constexpr (G::per_key) return unpack(kw, i) * dkey[i];

@@ -320,6 +320,44 @@ struct key_decays {
       g[j] = a < NK ? load_bits(p.g, g_bt + key_of(a)) : 0u;
     }
   }
+  // The shared-memory tile body (t1_per_key_smem): the head's g row and dt_bias
+  // row into `stage` (g at 0, dt_bias at 512 bytes) by one 16-byte cp.async per
+  // lane and row, in the caller's commit group, and A_log into a register.
+  // False, with nothing issued, where a row is not in whole aligned 16-byte
+  // pieces: the caller then takes issue().
+  DK_DEVICE bool stage(const decode_problem& p, int64_t b, int h, int lane, unsigned char* stage_bytes) {
+    const bool raw = p.r.gate_raw, has_bias = raw && p.dt_bias.data != nullptr;
+    const int gs = int(dtype_size(p.g.type)), bs = int(dtype_size(p.dt_bias.type));
+    const char* const g_row = static_cast<const char*>(p.g.data) + (b * p.g.stride[0] + int64_t(h) * p.g.stride[2]) * gs;
+    const char* const b_row =
+        has_bias ? static_cast<const char*>(p.dt_bias.data) + int64_t(h) * p.dt_bias.stride[0] * bs : nullptr;
+    const bool whole = (reinterpret_cast<uintptr_t>(g_row) | (p.dk * gs)) % 16 == 0 &&
+                       (!has_bias || (reinterpret_cast<uintptr_t>(b_row) | (p.dk * bs)) % 16 == 0);
+    if (!whole) return false;
+    if (lane * 16 < p.dk * gs) copy16_async(stage_bytes + lane * 16, g_row + lane * 16, true);
+    if (has_bias && lane * 16 < p.dk * bs) copy16_async(stage_bytes + 512 + lane * 16, b_row + lane * 16, true);
+    a_log = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
+    return true;
+  }
+  // finish() from the staged rows (after the caller's wait for their group and
+  // a __syncwarp).
+  template <class KeyOf, class LaneOf>
+  DK_DEVICE void finish_staged(const decode_problem& p, const unsigned char* stage_bytes, int vl, KeyOf&& key_of,
+                               LaneOf&& lane_of, float (&d)[NK]) {
+    const bool raw = p.r.gate_raw, has_bias = raw && p.dt_bias.data != nullptr;
+    auto staged_bits = [](const unsigned char* row, int key, dtype t) {
+      return t == dtype::f32 ? reinterpret_cast<const uint32_t*>(row)[key]
+                             : uint32_t(reinterpret_cast<const uint16_t*>(row)[key]);
+    };
+#pragma unroll
+    for (int j = 0; j < kOwn; ++j) {
+      const int a = j * LV + vl;
+      const int key = a < NK ? key_of(a) : 0;
+      g[j] = a < NK ? staged_bits(stage_bytes, key, p.g.type) : 0u;
+      bias[j] = has_bias && a < NK ? staged_bits(stage_bytes + 512, key, p.dt_bias.type) : 0u;
+    }
+    finish(p, lane_of, d);
+  }
   // d[a] for every key of the thread; lane_of(o): the lane of this thread's
   // keys whose value lane is o (it finished keys a with a % LV == o).
   template <class LaneOf>
