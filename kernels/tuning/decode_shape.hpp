@@ -106,7 +106,9 @@ struct decode_shape {
 //   t1_per_key_smem  t1_per_key for K-last state with bf16 q, k, v and output
 //             where the bf16-I/O tile fits, on every grid, where the family's
 //             t1_per_key_smem is set: the t1_bf16io_smem body (tile in shared
-//             memory by cp.async, sums reduce-scattered) with the same decays;
+//             memory by cp.async, sums reduce-scattered) with the same decays,
+//             the head's gate and dt_bias rows staged in shared memory by
+//             cp.async ahead of the tile where they are 16-byte aligned;
 //             V-last state with bf16 q, k, v and output likewise where
 //             t1_per_key_smem_vlast is set, on the grids where the scalar gate
 //             takes the V-last t1_bf16io_smem body (its tile and blocks).
