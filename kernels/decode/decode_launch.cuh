@@ -197,11 +197,11 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.lp.lookahead =
       G::bf16io && !G::smem_state && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
   const bool per_key = p.r.gate == gate_kind::per_key;
-  // (K-last per-key: each warp's 1 KB of staged gate rows after the tiles,
+  // (K-last per-key: each warp's staged gate rows after the tiles,
   // decode_t1_bf16io_body.)
   ls.smem = G::smem_state ? 16 * (size_t(t1_red_vectors(G::warps_k, ls.lp.v_tile)) +
                                   size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks +
-                                  (G::per_key && G::k_last ? size_t(ls.threads / kWarpSize) * 64 : 0))
+                                  (G::per_key && G::k_last ? size_t(ls.threads / kWarpSize) * (kGateStageBytes / 16) : 0))
             : G::t1 || G::tn || G::tnv
                 ? (G::warps_k > 1 ? (G::tnv ? 2 : 1) * sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,

@@ -141,7 +141,8 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
     return;
   }
 
-  // Per-key gates: the head's g and dt_bias rows staged in the warp's 1 KB after
+  // Per-key gates: the head's g and dt_bias rows staged in the warp's
+  // kGateStageBytes after
   // the block's tiles, one cp.async per lane and row in a group ahead of the
   // tile's (their scalar loads after the tile, 9 per lane, cost bf16 state
   // B=32 2.2 us: NOTES.md v32 run 7); rows not in aligned 16-byte pieces take
@@ -151,8 +152,9 @@ DK_DEVICE void decode_t1_bf16io_body(const launch_params& lp) {
   [[maybe_unused]] bool gates_staged = false;
   [[maybe_unused]] unsigned char* gate_stage = nullptr;
   if constexpr (G::per_key) {
+    static_assert(G::k_cover * 4 <= kGateStageBiasOffset, "t1_per_key_smem: a staged row holds K <= 128 keys");
     extern __shared__ f32x4 smem_vec[];
-    gate_stage = reinterpret_cast<unsigned char*>(smem_vec + blockDim.x * (NR * NC) + warp * 64);
+    gate_stage = reinterpret_cast<unsigned char*>(smem_vec + blockDim.x * (NR * NC)) + warp * kGateStageBytes;
     gates_staged = decays.stage(p, b, h, lane, gate_stage);
     copy16_async_commit();
   }

@@ -288,6 +288,11 @@ DK_DEVICE u32x4 decay_add(const uint32_t (&w)[4], Decay&& decay, Add&& add) {
 // a = j LV + vl of its NK (element by element: g and dt_bias rows need not be
 // 16-byte aligned) and takes the others by shuffles. The bodies issue the
 // loads after the tile's: before the slot wait, B=512 took 9.7 % longer (NOTES.md v28).
+// key_decays::stage's per-warp shared memory: the g row, then the dt_bias row
+// from its second half (K <= 128 keys of at most 4 bytes each).
+constexpr int kGateStageBytes = 1024;
+constexpr int kGateStageBiasOffset = kGateStageBytes / 2;
+
 template <int NK, int LV>
 struct key_decays {
   static constexpr int kOwn = (NK + LV - 1) / LV;  // keys whose decay this lane finishes
@@ -321,7 +326,7 @@ struct key_decays {
     }
   }
   // The shared-memory tile body (t1_per_key_smem): the head's g row and dt_bias
-  // row into `stage` (g at 0, dt_bias at 512 bytes) by one 16-byte cp.async per
+  // row into `stage` (kGateStageBytes: g at 0, dt_bias at kGateStageBiasOffset) by one 16-byte cp.async per
   // lane and row, in the caller's commit group, and A_log into a register.
   // False, with nothing issued, where a row is not in whole aligned 16-byte
   // pieces: the caller then takes issue().
@@ -335,7 +340,7 @@ struct key_decays {
                        (!has_bias || (reinterpret_cast<uintptr_t>(b_row) | (p.dk * bs)) % 16 == 0);
     if (!whole) return false;
     if (lane * 16 < p.dk * gs) copy16_async(stage_bytes + lane * 16, g_row + lane * 16, true);
-    if (has_bias && lane * 16 < p.dk * bs) copy16_async(stage_bytes + 512 + lane * 16, b_row + lane * 16, true);
+    if (has_bias && lane * 16 < p.dk * bs) copy16_async(stage_bytes + kGateStageBiasOffset + lane * 16, b_row + lane * 16, true);
     a_log = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
     return true;
   }
@@ -354,7 +359,7 @@ struct key_decays {
       const int a = j * LV + vl;
       const int key = a < NK ? key_of(a) : 0;
       g[j] = a < NK ? staged_bits(stage_bytes, key, p.g.type) : 0u;
-      bias[j] = has_bias && a < NK ? staged_bits(stage_bytes + 512, key, p.dt_bias.type) : 0u;
+      bias[j] = has_bias && a < NK ? staged_bits(stage_bytes + kGateStageBiasOffset, key, p.dt_bias.type) : 0u;
     }
     finish(p, lane_of, d);
   }

@@ -69,7 +69,8 @@ decode_spec per_key_without_bias(int T, std::uint64_t seed) {
 
 // KDA decode as engines run it (T = 1, per-key gates; the CUDA backend's
 // t1_per_key kernels on sm_90a, t1_per_key_smem with bf16 activations on
-// K-last state and on V-last state from 4 heads per SM): both layouts, every state dtype, both K classes, the gate
+// K-last state and on V-last state from 4 heads per SM, t1_small_per_key for
+// K-last 16-bit state on small grids): both layouts, every state dtype, both K classes, the gate
 // forms (raw with and without dt_bias), fp32 and bf16 activations and gates,
 // padding, other output slots and per-token slots.
 TEST_CASE("decode: per-key gates at one token") {
@@ -120,6 +121,16 @@ TEST_CASE("decode: per-key gates at one token") {
   fast.rule.layout = DK_STATE_V_LAST;
   fast.rule.fast_decay = true;
   check_decode(fast);
+  // g rows inside a wider buffer, not all 16-byte aligned (sequence 2's): the
+  // CUDA t1_per_key_smem body stages the aligned ones in shared memory and
+  // loads the others key by key.
+  decode_spec gate_view = base(1, 1290);
+  gate_view.heads = {2, 4, 128, 128};
+  gate_view.rule.gate = DK_GATE_PER_KEY;
+  gate_view.rule.form = DK_GATE_RAW;
+  gate_view.types.io = dt::bf16;
+  gate_view.mem.strided_gates = true;
+  check_decode(gate_view);
 }
 
 TEST_CASE("decode: head ratios and dims") {
