@@ -4,7 +4,8 @@
 // The blocks of the t1 V-last body: warps_k warps split K (a thread holds
 // `rows` keys x one 16-byte vector of values, lanes_k lanes along K), their
 // sums finished through shared memory, or with one warp along K (the Hopper
-// table's choice but for per-key fp32 state) within the warp, no barrier.
+// table's choice but for per-key fp32 state) within the warp, no barrier
+// (fp32 state: reduce-scattered over the lanes, 16-bit: butterflies).
 // What T > 1 adds, as in decode_tn_bf16io_body:
 // - the tile stays in fp32 registers across the tokens (16-bit state widened
 //   at the load, rounded only where it is stored, as in the general body);
@@ -50,6 +51,17 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   const bool has_v = my_v < V;                          // V is a multiple of 16: whole vectors
   const int key0 = (kwp * LK + kl) * NR;                // this thread's first key
   const bool writes_out = kl == 0 && kwp == 0;          // one thread per vector stores the output
+  // fp32 state, one warp along K (RS): the sums are reduce-scattered as in the
+  // K-last bodies (value m = 2 e + (y ? 1 : 0) ends at lanes kl / OFF_T == m),
+  // about 2 VEC shuffles instead of 2 VEC log2(LK) in butterflies; lane kl then
+  // finishes value e_mine, one lane of each stores its output, and rk u comes
+  // back by VEC shuffles (K = 128, T = 4, B=32 with PDL 71.00 -> 67.34 us). The
+  // 16-bit tile (VEC 8, 32 lanes at K = 128) lost 12 % so (NOTES.md v33 run 2).
+  constexpr bool RS = WK == 1 && ES == 4 && 2 * VEC <= LK;
+  constexpr int OFF_T = RS ? LK / (2 * VEC) : 1;
+  const int e_mine = kl / (2 * OFF_T);
+  const bool holds_y = ((kl / OFF_T) & 1) != 0;
+  const bool writes_mine = kl % (2 * OFF_T) == 0;
 
   auto&& q_io = io_operand<G>(p.q);
   auto&& k_io = io_operand<G>(p.k);
@@ -157,17 +169,31 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
       qq = fmaf(qf[r], qf[r], qq);
       kq = fmaf(kf[r], qf[r], kq);
     }
-    float x[VEC], y[VEC];
+    // RS: x and y of the thread's VEC values reduce-scattered over the LK lanes
+    // (x[0], y[0]: value e_mine's); else a butterfly each (x[e], y[e]).
+    float x[RS ? 1 : VEC], y[RS ? 1 : VEC];
+    {
+      float a[2 * VEC];
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      float xs = 0.f, ys = 0.f;
+      for (int e = 0; e < VEC; ++e) {
+        float xs = 0.f, ys = 0.f;
 #pragma unroll
-      for (int r = 0; r < NR; ++r) {
-        xs = fmaf(s[r][e], k_sum(r), xs);
-        ys = fmaf(s[r][e], q_sum(r), ys);
+        for (int r = 0; r < NR; ++r) {
+          xs = fmaf(s[r][e], k_sum(r), xs);
+          ys = fmaf(s[r][e], q_sum(r), ys);
+        }
+        a[2 * e] = xs;
+        a[2 * e + 1] = ys;
       }
-      x[e] = lanes_sum<LK>(xs);
-      y[e] = lanes_sum<LK>(ys);
+      if constexpr (RS) {
+        reduce_scatter_xy<LK, 2 * VEC>(a, kl, holds_y, x[0], y[0]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          x[e] = lanes_sum<LK>(a[2 * e]);
+          y[e] = lanes_sum<LK>(a[2 * e + 1]);
+        }
+      }
     }
     finish_qk_sums<LK>(p, kk, qq, kq);
     if constexpr (WK > 1) {
@@ -211,14 +237,26 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
     float rk, rq;
     l2norm_factors(p.r.qk_l2norm, p.r.scale, kk, qq, rk, rq);
     const float dk_ = d * rk, dq = d * rq, kqn = kq * rk * rq;
-    float uk[VEC], o[VEC];
+    float uk[VEC];
+    if constexpr (RS) {  // u and the output of value e_mine, then rk u of every value by shuffles
+      float v_mine = vf[0];
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      const float u = beta * (vf[e] - dk_ * x[e]);
-      o[e] = fmaf(u, kqn, dq * y[e]);
-      uk[e] = u * rk;
+      for (int e = 1; e < VEC; ++e) v_mine = e == e_mine ? vf[e] : v_mine;
+      const float u = beta * (v_mine - dk_ * x[0]);
+      if (writes_mine && has_v) store_f(out, out_b + t * out.stride[1] + e_mine, fmaf(u, kqn, dq * y[0]));
+      const float uk_mine = u * rk;
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) uk[e] = shfl(uk_mine, vl * LK + e * 2 * OFF_T);
+    } else {
+      float o[VEC];
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const float u = beta * (vf[e] - dk_ * x[e]);
+        o[e] = fmaf(u, kqn, dq * y[e]);
+        uk[e] = u * rk;
+      }
+      if (writes_out && has_v) store_run<VEC>(out, out_b + t * out.stride[1], o);
     }
-    if (writes_out && has_v) store_run<VEC>(out, out_b + t * out.stride[1], o);
 #pragma unroll
     for (int r = 0; r < NR; ++r) {
       float dr = d;  // per key: key r's own decay

@@ -102,6 +102,7 @@ const kernel_choice kH200Kernels[] = {
     {"tn vlast f32 state raw T=4 B=24 pad", "decode_kv128_vlast_tnbf16"},
     {"tn vlast bf16 state K=64 T=3 token_slots idx64", "decode_kv64_vlast_tnbf16"},
     {"tn vlast f16 state K=128 V=80 T=16 out_slots strided", "decode_kv128_vlast_tnbf16"},
+    {"tn vlast f32 state K=64 V=48 T=5 B=40 out_slots", "decode_kv64_vlast_tnbf16"},
     {"tn per-key f32 state raw T=4 B=24 pad", "decode_kv128_tnperkey"},
     {"tn per-key bf16 state log K=64 T=3 token_slots idx64", "decode_kv64_tnperkey"},
     {"tn per-key f16 state raw K=128 V=80 T=16 out_slots strided", "decode_kv128_tnperkey"},

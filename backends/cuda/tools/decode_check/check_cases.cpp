@@ -609,6 +609,14 @@ std::vector<case_desc> check_cases(bool small) {
     c.out_slots = c.strided = true;
     add(c);
   }
+  {  // fp32 state at K = 64: the reduce-scattered sums on 8 lanes, V-groups past V
+    case_desc c{"tn vlast f32 state K=64 V=48 T=5 B=40 out_slots", 40, 5, 2, 8, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.out_slots = true;
+    add(c);
+  }
   // T > 1 with per-key gates (tn_per_key with bf16 activations on the
   // tn_bf16io body for K-last state and the tn_vlast body for V-last: every
   // state dtype, K = 128 and 64, one and several waves; fp32 activations run
