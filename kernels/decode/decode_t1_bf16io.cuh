@@ -68,11 +68,14 @@ DK_DEVICE int bf16io_key(int kl, int a) {
 // half (the others the reverse), so value m ends at the lanes with kl / OFF_T
 // == m; the stages below OFF_T finish the sum as a butterfly. Every lane gets
 // the x and y of its row group's row kl / OFF_T / 2.
-template <int LK, int M>
-DK_DEVICE void reduce_scatter_xy(float (&a)[M], int kl, bool holds_y, float& x, float& y) {
-  constexpr int OFF_T = LK / M;
+// Its first STAGES stages alone (the V-last T > 1 tile's partial scatter):
+// a[0, M >> STAGES) then hold the sums of value block kl / (LK >> STAGES), over
+// the lanes that differ in those STAGES high bits of kl.
+template <int LK, int M, int STAGES>
+DK_DEVICE void scatter_stages(float (&a)[M], int kl) {
 #pragma unroll
-  for (int n = M, off = LK / 2; n > 1; n >>= 1, off >>= 1) {
+  for (int st = 0; st < STAGES; ++st) {
+    const int n = M >> st, off = LK >> (st + 1);
     const bool upper = (kl & off) != 0;
 #pragma unroll
     for (int i = 0; i < n / 2; ++i) {
@@ -81,6 +84,13 @@ DK_DEVICE void reduce_scatter_xy(float (&a)[M], int kl, bool holds_y, float& x, 
       a[i] = keep + shfl_xor(send, off);
     }
   }
+}
+template <int LK, int M>
+DK_DEVICE void reduce_scatter_xy(float (&a)[M], int kl, bool holds_y, float& x, float& y) {
+  constexpr int OFF_T = LK / M;
+  constexpr int kStages = M >= 16 ? 4 : M >= 8 ? 3 : M >= 4 ? 2 : M >= 2 ? 1 : 0;  // log2 M
+  static_assert((1 << kStages) == M, "reduce_scatter_xy: M a power of two up to 16");
+  scatter_stages<LK, M, kStages>(a, kl);
 #pragma unroll
   for (int off = OFF_T / 2; off > 0; off >>= 1) a[0] += shfl_xor(a[0], off);
   const float other = shfl_xor(a[0], OFF_T);  // the row's other value

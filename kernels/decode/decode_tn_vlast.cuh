@@ -5,7 +5,8 @@
 // `rows` keys x one 16-byte vector of values, lanes_k lanes along K), their
 // sums finished through shared memory, or with one warp along K (the Hopper
 // table's choice but for per-key fp32 state) within the warp, no barrier
-// (fp32 state: reduce-scattered over the lanes, 16-bit: butterflies).
+// (fp32 state: reduce-scattered over the lanes; 16-bit: one scatter stage, then
+// butterflies).
 // What T > 1 adds, as in decode_tn_bf16io_body:
 // - the tile stays in fp32 registers across the tokens (16-bit state widened
 //   at the load, rounded only where it is stored, as in the general body);
@@ -28,6 +29,12 @@
 #pragma once
 
 namespace dk::gpu::decode_detail {
+
+// 16-bit state on the one-warp tile (32 lanes x 4 keys, 8 values per thread):
+// scatter stages ahead of the butterflies (PS, below). One stage measured
+// best at K = 128, T = 4 (NOTES.md v33 run 5: B=32 with PDL 66.98 -> 62.36 us;
+// two stages 75.94, the full scatter +12 %, run 2).
+constexpr int kTnVlastPartialScatter = 1;
 
 template <class G, dtype S>
 DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
@@ -58,6 +65,14 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   // back by VEC shuffles (K = 128, T = 4, B=32 with PDL 71.00 -> 67.34 us). The
   // 16-bit tile (VEC 8, 32 lanes at K = 128) lost 12 % so (NOTES.md v33 run 2).
   constexpr bool RS = WK == 1 && ES == 4 && 2 * VEC <= LK;
+  // Otherwise with one warp along K (PS): PSN stages of the same scatter (each
+  // halves the sums a lane holds), then butterflies over the LK >> PSN lanes
+  // left: a lane ends with x and y of PG = VEC >> PSN values (group grp), finishes
+  // those, and takes rk u of the others by shuffles.
+  constexpr int PSN = (WK == 1 && !RS) ? kTnVlastPartialScatter : 0;
+  constexpr bool PS = PSN > 0 && (VEC >> PSN) >= 1 && (LK >> PSN) >= 1;
+  constexpr int PG = PS ? VEC >> PSN : VEC, PGL = PS ? LK >> PSN : LK;
+  const int grp = kl / PGL;
   constexpr int OFF_T = RS ? LK / (2 * VEC) : 1;
   const int e_mine = kl / (2 * OFF_T);
   const bool holds_y = ((kl / OFF_T) & 1) != 0;
@@ -170,8 +185,9 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
       kq = fmaf(kf[r], qf[r], kq);
     }
     // RS: x and y of the thread's VEC values reduce-scattered over the LK lanes
-    // (x[0], y[0]: value e_mine's); else a butterfly each (x[e], y[e]).
-    float x[RS ? 1 : VEC], y[RS ? 1 : VEC];
+    // (x[0], y[0]: value e_mine's); PS: x[j], y[j] of value grp PG + j; else a
+    // butterfly each (x[e], y[e]).
+    float x[RS ? 1 : PG], y[RS ? 1 : PG];
     {
       float a[2 * VEC];
 #pragma unroll
@@ -187,6 +203,13 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
       }
       if constexpr (RS) {
         reduce_scatter_xy<LK, 2 * VEC>(a, kl, holds_y, x[0], y[0]);
+      } else if constexpr (PS) {
+        scatter_stages<LK, 2 * VEC, PSN>(a, kl);
+#pragma unroll
+        for (int j = 0; j < PG; ++j) {
+          x[j] = lanes_sum<PGL>(a[2 * j]);
+          y[j] = lanes_sum<PGL>(a[2 * j + 1]);
+        }
       } else {
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
@@ -247,6 +270,23 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
       const float uk_mine = u * rk;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) uk[e] = shfl(uk_mine, vl * LK + e * 2 * OFF_T);
+    } else if constexpr (PS) {  // u and the output of the group's PG values, rk u of the others by shuffles
+      float o[PG], ukm[PG];
+#pragma unroll
+      for (int j = 0; j < PG; ++j) {
+        float v_sel = vf[j];
+#pragma unroll
+        for (int g = 1; g < (VEC / PG); ++g) v_sel = g == grp ? vf[g * PG + j] : v_sel;
+        const float u = beta * (v_sel - dk_ * x[j]);
+        o[j] = fmaf(u, kqn, dq * y[j]);
+        ukm[j] = u * rk;
+      }
+      if (kl % PGL == 0 && has_v) {
+#pragma unroll
+        for (int j = 0; j < PG; ++j) store_f(out, out_b + t * out.stride[1] + grp * PG + j, o[j]);
+      }
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) uk[e] = shfl(ukm[e % PG], vl * LK + (e / PG) * PGL + kl % PGL);
     } else {
       float o[VEC];
 #pragma unroll
