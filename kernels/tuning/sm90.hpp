@@ -280,6 +280,9 @@ struct decode_tuning<90> {
   // PDL, 4 warps along K (4 / 8 lanes) -> one: bf16 state B=1 7.30 -> 5.76 us,
   // B=8 23.37 -> 19.60, B=32 86.62 -> 66.92, B=128 328.93 -> 253.22; fp32
   // state 6.04 -> 5.48, 20.60 -> 19.97, 70.93 -> 70.78, 260.18 -> 265.17.
+  // Since 8ddf085 / 77b35af the one-warp tile's sums are reduce-scattered
+  // (fp32) or take one scatter stage (16-bit) (decode_tn_vlast.cuh, NOTES.md
+  // v33): fp32 B=128 246.91, bf16 state 233.54 us, under the 4-warp tile's.
   static constexpr bool tn_vlast = true;
   static constexpr int tn_vlast_f32_lanes = 16, tn_vlast_f32_rows = 8;
   static constexpr int tn_vlast_b16_lanes = 32, tn_vlast_b16_rows = 4;
