@@ -30,12 +30,6 @@
 
 namespace dk::gpu::decode_detail {
 
-// 16-bit state on the one-warp tile (32 lanes x 4 keys, 8 values per thread):
-// scatter stages ahead of the butterflies (PS, below). One stage measured
-// best at K = 128, T = 4 (NOTES.md v33 run 5: B=32 with PDL 66.98 -> 62.36 us;
-// two stages 75.94, the full scatter +12 %, run 2).
-constexpr int kTnVlastPartialScatter = 1;
-
 template <class G, dtype S>
 DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   constexpr int LK = G::lanes_k, VEC = G::vec, ES = G::esize;  // lanes along V: G::lanes_v
@@ -65,11 +59,12 @@ DK_DEVICE void decode_tn_vlast_body(const launch_params& lp) {
   // back by VEC shuffles (K = 128, T = 4, B=32 with PDL 71.00 -> 67.34 us). The
   // 16-bit tile (VEC 8, 32 lanes at K = 128) lost 12 % so (NOTES.md v33 run 2).
   constexpr bool RS = WK == 1 && ES == 4 && 2 * VEC <= LK;
-  // Otherwise with one warp along K (PS): PSN stages of the same scatter (each
-  // halves the sums a lane holds), then butterflies over the LK >> PSN lanes
-  // left: a lane ends with x and y of PG = VEC >> PSN values (group grp), finishes
-  // those, and takes rk u of the others by shuffles.
-  constexpr int PSN = (WK == 1 && !RS) ? kTnVlastPartialScatter : 0;
+  // Otherwise with one warp along K (PS): PSN stages of the same scatter (the
+  // table's tn_vlast_b16_scatter_stages; each halves the sums a lane holds),
+  // then butterflies over the LK >> PSN lanes left: a lane ends with x and y of
+  // PG = VEC >> PSN values (group grp), finishes those, and takes rk u of the
+  // others by shuffles.
+  constexpr int PSN = (WK == 1 && !RS) ? G::table::tn_vlast_b16_scatter_stages : 0;
   constexpr bool PS = PSN > 0 && (VEC >> PSN) >= 1 && (LK >> PSN) >= 1;
   constexpr int PG = PS ? VEC >> PSN : VEC, PGL = PS ? LK >> PSN : LK;
   const int grp = kl / PGL;

@@ -243,6 +243,10 @@ constexpr int kDecodeModes = 15;
 //                      decode_mode::tn_vlast, its tile (lanes along K and keys per
 //                      thread at K = 128, one 16-byte vector of values per thread,
 //                      warps per block) and its register cap.
+//   tn_vlast_b16_scatter_stages  16-bit state with one warp along K: the
+//                      reduce-scatter stages a token's sums take before their
+//                      butterflies (0: butterflies only; fp32 state's tile takes
+//                      the whole scatter).
 //   tn_per_key, tn_per_key_{f32,b16}_bound  whether T > 1 launches with per-key
 //                      gates and bf16 I/O on K-last state take
 //                      decode_mode::tn_per_key (with tn_bf16io set), and its

@@ -89,7 +89,7 @@ struct decode_tuning<906> {
   static constexpr int tn_per_key_f32_bound = 0, tn_per_key_b16_bound = 0;
   static constexpr bool tn_vlast = false;
   static constexpr int tn_vlast_f32_lanes = 4, tn_vlast_f32_rows = 8, tn_vlast_b16_lanes = 8, tn_vlast_b16_rows = 4;
-  static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 0;
+  static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 0, tn_vlast_b16_scatter_stages = 0;
   static constexpr bool tn_per_key_vlast = false;
   static constexpr int tn_per_key_vlast_f32_lanes = 4, tn_per_key_vlast_f32_rows = 8;
   static constexpr int tn_per_key_vlast_b16_lanes = 8, tn_per_key_vlast_b16_rows = 4;

@@ -287,6 +287,10 @@ struct decode_tuning<90> {
   static constexpr int tn_vlast_f32_lanes = 16, tn_vlast_f32_rows = 8;
   static constexpr int tn_vlast_b16_lanes = 32, tn_vlast_b16_rows = 4;
   static constexpr int tn_vlast_max_warps_v = 4, tn_vlast_bound = 512;
+  // One scatter stage before the butterflies on the 16-bit tile (NOTES.md v33
+  // run 5, T = 4 B=32 with PDL: none 66.98 us, one 62.36, two 75.94; the whole
+  // scatter +12 %, run 2).
+  static constexpr int tn_vlast_b16_scatter_stages = 1;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O on V-last state
   // (decode_mode::tn_per_key on the tn_vlast body): each thread's keys take
   // their own decay, within tn_vlast_bound. fp32 state keeps 4 warps along K
