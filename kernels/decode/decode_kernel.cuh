@@ -1,4 +1,4 @@
-// The decode kernels (SPEC §2). Seven bodies (tuning/decode_shape.hpp, decode_mode):
+// The decode kernels (SPEC §2). Eight bodies (tuning/decode_shape.hpp, decode_mode):
 // decode_body (everything: decode_body.cuh), decode_t1_body (T = 1, K = 64/128,
 // gate none/scalar, or per key in t1_(small_)per_key: no staging, 16-bit state packed
 // in registers: decode_t1_body.cuh) and
@@ -12,7 +12,8 @@
 // decode_tn_bf16io.cuh, the t1_bf16io tile in fp32 registers over the
 // tokens); decode_tn_vlast_body
 // (the same on V-last state, per key in tn_per_key too: decode_tn_vlast.cuh,
-// the t1 V-last blocks); and the
+// the t1 V-last blocks); decode_tn_mma_body (T = 2..4, K-last, gate none or
+// scalar, on tensor cores: decode_tn_mma.cuh); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.
 // This header includes the pieces in dependency order:
@@ -26,4 +27,5 @@
 #include "decode_t1_bf16io.cuh"   // the t1_bf16io body, likewise
 #include "decode_tn_bf16io.cuh"   // the tn_bf16io body (T > 1), on the t1_bf16io helpers
 #include "decode_tn_vlast.cuh"    // the tn_vlast body (T > 1, V-last), on the t1 helpers
+#include "decode_tn_mma.cuh"       // the tn_mma body (T = 2..4 on tensor cores)
 #include "decode_launch.cuh"      // decode_kernel; host: launch shape, mode_for

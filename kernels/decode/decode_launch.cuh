@@ -9,6 +9,7 @@
 #include "decode_t1_bf16io.cuh"  // the t1_bf16io body, likewise
 #include "decode_tn_bf16io.cuh"  // the tn_bf16io body (T > 1), on the t1_bf16io helpers
 #include "decode_tn_vlast.cuh"   // the tn_vlast body (T > 1, V-last), on the t1 helpers
+#include "decode_tn_mma.cuh"     // the tn_mma body (T = 2..4, tensor cores)
 
 namespace dk::gpu::decode_detail {
 
@@ -95,6 +96,7 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
     else if constexpr (G::pipe) decode_t1_pipe_vlast_body<G, S>(kernel_param(lp));
     else if constexpr (G::tn) decode_tn_bf16io_body<G, S>(kernel_param(lp));
     else if constexpr (G::tnv) decode_tn_vlast_body<G, S>(kernel_param(lp));
+    else if constexpr (G::tnm) decode_tn_mma_body<G, S>(kernel_param(lp));
     else if constexpr (G::bf16io && G::k_last) decode_t1_bf16io_body<G, S>(kernel_param(lp));
     else if constexpr (G::t1) decode_t1_body<G, S>(kernel_param(lp));
     else decode_body<G, S>(kernel_param(lp));
@@ -186,9 +188,9 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   // faster: v30 run 4; the contest shape: v32 run 2). Prefetching in
   // every block of larger grids was slower in every run (NOTES.md v6); the
   // other rotated grids get a range of late first-wave blocks from launch_one.
-  const bool small_unvaried = (G::per_key || G::tn || G::tnv || G::smem_state) &&
+  const bool small_unvaried = (G::per_key || G::tn || G::tnv || G::tnm || G::smem_state) &&
                               int64_t(p.batch) * p.hv < int64_t(G::table::t1_small_heads_per_sm) * compute_units;
-  const bool prefetch_all = p.programmatic_launch && (G::small || small_unvaried || (!G::t1 && !G::tn && !G::tnv)) &&
+  const bool prefetch_all = p.programmatic_launch && (G::small || small_unvaried || (!G::t1 && !G::tn && !G::tnv && !G::tnm)) &&
                             state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   ls.lp.prefetch_first = 0;
   ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;
@@ -202,7 +204,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.smem = G::smem_state ? 16 * (size_t(t1_red_vectors(G::warps_k, ls.lp.v_tile)) +
                                   size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks +
                                   (G::per_key && G::k_last ? size_t(ls.threads / kWarpSize) * (kGateStageBytes / 16) : 0))
-            : G::t1 || G::tn || G::tnv
+            : G::t1 || G::tn || G::tnv || G::tnm
                 ? (G::warps_k > 1 ? (G::tnv ? 2 : 1) * sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
@@ -238,6 +240,7 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
     const bool k_last = p.r.layout == state_layout::k_last;
     if (!bf16_activations) return decode_mode::general;
     if (tuning::tn_vlast_takes<table>(k_last)) return decode_mode::tn_vlast;
+    if (tuning::tn_mma_takes<table>(k_last) && p.tokens <= table::tn_mma_max_tokens) return decode_mode::tn_mma;
     if (!tuning::tn_bf16io_takes<table>(k_last)) return decode_mode::general;
     const bool mid = tuning::tn_bf16io_mid_takes<table>(k_last) &&
                      heads >= int64_t(table::tn_bf16io_mid_min_heads_per_sm) * compute_units &&

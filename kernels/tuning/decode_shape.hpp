@@ -127,6 +127,13 @@ struct decode_shape {
 //             body with t1_small's tile and blocks and the keys' decays (issued
 //             before the tile, as the gate there), any activation dtype, at
 //             t1_per_key's register caps.
+//   tn_mma    T = 2..tn_mma_max_tokens with bf16 q, k, v and output, K-last
+//             state of any dtype, gate none or scalar, K = 64 or 128, where the
+//             family's tn_mma is set (NVIDIA sm_80+): the tokens at once on
+//             tensor cores (tf32 mma), one warp per 16 value rows, the state
+//             after the last token (or after each, to its per-token slot)
+//             computed from the tile as loaded (kernels/decode/decode_tn_mma.cuh).
+//             Longer T takes tn_bf16io.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -142,9 +149,10 @@ enum class decode_mode : int {
   t1_per_key = 11,
   t1_per_key_smem = 12,
   tn_per_key = 13,
-  t1_small_per_key = 14
+  t1_small_per_key = 14,
+  tn_mma = 15
 };
-constexpr int kDecodeModes = 15;
+constexpr int kDecodeModes = 16;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -251,6 +259,10 @@ constexpr int kDecodeModes = 15;
 //                      gates and bf16 I/O on K-last state take
 //                      decode_mode::tn_per_key (with tn_bf16io set), and its
 //                      register caps there.
+//   tn_mma, tn_mma_max_tokens, tn_mma_{f32,b16}_bound  whether T > 1 launches
+//                      with bf16 I/O, gate none or scalar and at most
+//                      tn_mma_max_tokens (<= 4) tokens on K-last state take
+//                      decode_mode::tn_mma, and its register caps.
 //   tn_per_key_vlast, tn_per_key_vlast_{f32,b16}_lanes, tn_per_key_vlast_{f32,b16}_rows
 //                      whether such launches on V-last state take it too (with
 //                      tn_vlast set: its blocks and register cap), and the tile
@@ -372,6 +384,20 @@ constexpr bool t1_per_key_smem_takes(bool k_last) {
 template <class Table>
 constexpr bool tn_vlast_takes(bool k_last) {
   return Table::tn_vlast && !k_last;
+}
+
+// Whether T > 1 launches (with bf16 I/O, gate none or scalar, at most
+// Table::tn_mma_max_tokens tokens) on a layout take decode_mode::tn_mma: the one
+// rule the mode choice and the kernel instantiation follow.
+template <class Table>
+constexpr bool tn_mma_takes(bool k_last) {
+  return Table::tn_mma && k_last;
+}
+// The tn_mma tile (decode_tn_mma.cuh): one warp of 4 lanes along K (K / 4 keys
+// each) x 8 along V, 2 rows per lane (g and g + 8): 16 values per warp and block.
+constexpr decode_shape tn_mma_shape_of(decode_class c, int state_bytes) {
+  const int keys = c == decode_class::k64 ? 64 : 128;
+  return {4, keys / 4 / (16 / state_bytes), 2, 1, 1};
 }
 
 // The tn_bf16io tile (K-last, one warp per block): 8 keys per thread for both

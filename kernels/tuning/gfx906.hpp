@@ -85,6 +85,9 @@ struct decode_tuning<906> {
   static constexpr bool tn_bf16io = false;
   static constexpr int tn_bf16io_lanes = 16, tn_bf16io_rows = 4, tn_bf16io_bound = 0, tn_bf16io_bound16 = 0;
   static constexpr int tn_bf16io_mid_min_heads_per_sm = 0, tn_bf16io_mid_max_heads_per_sm = 0, tn_bf16io_mid_bound = 0;
+  // No tensor-core mma on gfx906 (decode_mode::tn_mma).
+  static constexpr bool tn_mma = false;
+  static constexpr int tn_mma_max_tokens = 0, tn_mma_f32_bound = 0, tn_mma_b16_bound = 0;
   static constexpr bool tn_per_key = false;
   static constexpr int tn_per_key_f32_bound = 0, tn_per_key_b16_bound = 0;
   static constexpr bool tn_vlast = false;

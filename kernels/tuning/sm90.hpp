@@ -261,6 +261,16 @@ struct decode_tuning<90> {
   // 15.22 / 14.50; B=1 (0.24 heads per SM), B=32 and B=128 level.
   static constexpr int tn_bf16io_mid_min_heads_per_sm = 1, tn_bf16io_mid_max_heads_per_sm = 4;
   static constexpr int tn_bf16io_mid_bound = 512;
+  // T = 2..tn_mma_max_tokens with bf16 I/O, K-last state, gate none or scalar
+  // (decode_mode::tn_mma, before tn_bf16io): the tokens at once on tensor cores
+  // (decode_tn_mma.cuh), one warp per 16 value rows. NOTES.md v34 runs 1-2, a
+  // standalone copy of the body, T = 4, launches back to back: fp32 state B=32
+  // 42.2 us, B=128 150.9 (tn_bf16io in docs/perf at 77b35af, in graph: 53.7,
+  // 196); bf16 state 24.3, 80.6 (45.0, 163). Bounds 384 (fp32: 166 registers)
+  // and 512 (16-bit: 128 registers, 28 bytes spilled; at 448 no faster).
+  static constexpr bool tn_mma = true;
+  static constexpr int tn_mma_max_tokens = 4;
+  static constexpr int tn_mma_f32_bound = 384, tn_mma_b16_bound = 512;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O, K-last state
   // (decode_mode::tn_per_key): the tn_bf16io tile with its keys' decays, at
   // most 128 registers (ptxas 122-128, no spill; any cap above 512 threads

@@ -1,0 +1,254 @@
+// decode_tn_mma_body: decode_mode::tn_mma, T = 2..4 tokens per sequence with
+// bf16 q, k, v and output, K-last state (fp32, bf16 or fp16), gate none or
+// scalar, K = 64 or 128, on tensor cores (mma.sync m16n8k8 tf32, NVIDIA sm_80+).
+// One warp per block holds 16 value rows x K keys: lane 4 g + c the rows g and
+// g + 8 (g = lane / 4) and K / 4 keys, as the accumulator of an m16n8 mma per
+// 8-key n-tile. The T tokens are done at once (the WY form of the recurrence
+// over a chunk of T), where tn_bf16io runs them one by one:
+// - X = S^T [k_0 .. k_3, q_0 .. q_3] (16 rows x 8) and the Gram matrix of the
+//   raw k and q by mma (fp32 state split into tf32 hi + lo: ~2^-21 relative;
+//   16-bit state and the bf16 k, q are exact in tf32);
+// - per row, with D_t = d_0 .. d_t and P(j, t) = d_{j+1} .. d_t:
+//     x_t = D_t rk_t X_t + sum_{j<t} P(j, t) rk_j rk_t (k_j.k_t) u_j,
+//     u_t = beta_t (v_t - x_t),
+//     o_t = D_t rq_t Y_t + sum_{j<=t} P(j, t) rk_j rq_t (k_j.q_t) u_j;
+// - the state after token t, D_t S + sum_{j<=t} P(j, t) rk_j k_j u_j^T, by one
+//   mma per n-tile (u split hi / lo over the 8 k-columns), from the tile as
+//   loaded: once for the final slot, or for every token's per-token slot.
+// T = 4, B=128, H200 (NOTES.md v34): 3-5x fewer instructions than tn_bf16io.
+#pragma once
+
+namespace dk::gpu::decode_detail {
+
+#if DK_HAS_MMA_SYNC
+// d += a (16 x 8, row) * b (8 x 8, col), tf32 inputs (fp32 bits, low 13 ignored).
+DK_DEVICE void mma_tf32(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                        uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+DK_DEVICE uint32_t tf32_bits(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+// x as tf32 hi + lo (hi exact in tf32, lo = x - hi).
+DK_DEVICE void tf32_split(float x, uint32_t& hi, uint32_t& lo) {
+  hi = tf32_bits(x);
+  lo = float_to_bits(x - bits_to_float(hi));
+}
+#endif
+
+template <class G, dtype S>
+DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
+#if DK_HAS_MMA_SYNC
+  constexpr int ES = G::esize, K = G::k_cover;
+  constexpr int NJ = K / 8;             // 8-key n-tiles
+  constexpr int P = 16 / ES;            // keys per 16-byte vector
+  constexpr int HALF = P / 2;           // n-tiles per vector
+  constexpr int NL = K / (4 * P);       // vectors per row and lane
+  constexpr int TW = ES == 4 ? 4 : 2;   // tile words per n-tile and lane
+  constexpr int kMaxT = 4;
+  static_assert(G::k_last && (K == 64 || K == 128), "tn_mma: K-last, K = 64 or 128");
+
+  const decode_problem& p = lp.p;
+  const int lane = int(threadIdx.x) % kWarpSize, g = lane >> 2, c = lane & 3;
+  const block_place<G::rotated> at(lp);
+  const int64_t b = at.b;
+  const int h = at.h, T = p.tokens;
+  const int row0 = at.tile * lp.v_tile + g;  // this lane's rows: row0, row0 + 8 (V % 16 == 0)
+
+  const int64_t slot = slot_of<G>(p, b);
+  // Vector g of [k_0 .. k_3, q_0 .. q_3] at this lane's keys: wv[j] holds keys
+  // (n-tile j, quad lane c, 0..1) of token g % 4 (zero past T).
+  uint32_t wv[NJ];
+  {
+    const int t = g & 3;
+    const operand& o = g < 4 ? p.k : p.q;
+    const char* const src =
+        static_cast<const char*>(o.data) + (b * o.stride[0] + t * o.stride[1] + at.qk_head * o.stride[2]) * 2;
+#pragma unroll
+    for (int i = 0; i < NL; ++i) {
+      if constexpr (ES == 4) {
+        uint2 x = make_uint2(0u, 0u);
+        if (t < T) x = *reinterpret_cast<const uint2*>(src + (4 * P * i + P * c) * 2);
+        wv[2 * i] = x.x, wv[2 * i + 1] = x.y;
+      } else {
+        u32x4 x{0u, 0u, 0u, 0u};
+        if (t < T) x = load16(src + (4 * P * i + P * c) * 2);
+        wv[4 * i] = x.x, wv[4 * i + 1] = x.y, wv[4 * i + 2] = x.z, wv[4 * i + 3] = x.w;
+      }
+    }
+  }
+  lane_token_scalars tok;
+  tok.issue(p, b, h, lane);
+  float v0[kMaxT], v8[kMaxT];
+  {
+    const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + row0);
+#pragma unroll
+    for (int t = 0; t < kMaxT; ++t) {
+      v0[t] = v8[t] = 0.f;
+      if (t < T) v0[t] = bf16_bits_to_float(vp[t * p.v.stride[1]]), v8[t] = bf16_bits_to_float(vp[t * p.v.stride[1] + 8]);
+    }
+  }
+  const int64_t store_slot =
+      p.token_indices.data ? -1 : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0]) : slot;
+  uint16_t* const out = static_cast<uint16_t*>(const_cast<void*>(p.out.data)) + (b * p.out.stride[0] + h * p.out.stride[2] + row0);
+
+  // Padding (slot -1 or out of range): zero outputs, the pool untouched.
+  if (slot < 0 || slot >= p.pool_slots) {
+    if (c < T) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + 8] = 0;
+    return;
+  }
+
+  // The tile as loaded: n-tile j's elements (g, 2c), (g, 2c + 1), (g + 8, 2c),
+  // (g + 8, 2c + 1) in tw[j] (16-bit: one word per row), where column 2c + e of
+  // n-tile j is key 4P (j / HALF) + P c + 2 (j % HALF) + e: 16-byte vectors.
+  char* const pool = const_cast<char*>(static_cast<const char*>(p.pool.data));
+  const int64_t head_at = int64_t(h) * p.pool.stride[1] + int64_t(row0) * p.pool.stride[2] + P * c;
+  const int64_t row8 = 8 * p.pool.stride[2] * ES;
+  auto vec_at = [&](int64_t sl, int i) { return (sl * p.pool.stride[0] + head_at + 4 * P * i) * ES; };
+  uint32_t tw[NJ][TW];
+#pragma unroll
+  for (int i = 0; i < NL; ++i) {
+    const u32x4 x0 = load16(pool + vec_at(slot, i)), x8 = load16(pool + vec_at(slot, i) + row8);
+    const uint32_t w0[4] = {x0.x, x0.y, x0.z, x0.w}, w8[4] = {x8.x, x8.y, x8.z, x8.w};
+#pragma unroll
+    for (int m = 0; m < HALF; ++m) {
+      if constexpr (ES == 4) {
+        tw[HALF * i + m][0] = w0[2 * m], tw[HALF * i + m][1] = w0[2 * m + 1];
+        tw[HALF * i + m][2] = w8[2 * m], tw[HALF * i + m][3] = w8[2 * m + 1];
+      } else {
+        tw[HALF * i + m][0] = w0[m], tw[HALF * i + m][1] = w8[m];
+      }
+    }
+  }
+  tok.finish(p);
+
+  // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity
+  // (and hi / lo) so that the mmas do not form one chain.
+  float xa[4] = {}, xb[4] = {}, xc[4] = {}, xd[4] = {}, ga[4] = {}, gb[4] = {};
+#pragma unroll
+  for (int j = 0; j < NJ; ++j) {
+    const uint32_t b0 = wv[j] << 16, b1 = wv[j] & 0xffff0000u;  // keys (j, c, 0), (j, c, 1) of vector g
+    float(&x)[4] = (j & 1) ? xb : xa;
+    if constexpr (ES == 4) {
+      uint32_t hi[4], lo[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
+      mma_tf32((j & 1) ? xd : xc, lo[0], lo[2], lo[1], lo[3], b0, b1);
+      mma_tf32(x, hi[0], hi[2], hi[1], hi[3], b0, b1);
+    } else {
+      auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
+      mma_tf32(x, e(0), e(2), e(1), e(3), b0, b1);
+    }
+    mma_tf32((j & 1) ? gb : ga, b0, 0u, b1, 0u, b0, b1);
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) xa[e] = (xa[e] + xb[e]) + (xc[e] + xd[e]), ga[e] += gb[e];
+
+  // G(n, n') (n, n' < 4: k, else q) sits in lane 4 n + n' / 2, element n' % 2.
+  auto gram = [&](int n, int n2) { return shfl((n2 & 1) ? ga[1] : ga[0], 4 * n + (n2 >> 1)); };
+  float rk[kMaxT], rq[kMaxT], kk[kMaxT][kMaxT], kq[kMaxT][kMaxT], dt[kMaxT], bt[kMaxT];
+#pragma unroll
+  for (int t = 0; t < kMaxT; ++t) {
+    l2norm_factors(p.r.qk_l2norm, p.r.scale, gram(t, t), gram(4 + t, 4 + t), rk[t], rq[t]);
+#pragma unroll
+    for (int j = 0; j < kMaxT; ++j) {
+      kk[j][t] = j < t ? gram(j, t) : 0.f;
+      kq[j][t] = j <= t ? gram(j, 4 + t) : 0.f;
+    }
+    dt[t] = t < T ? tok.decay_of_token(t) : 1.f;
+    bt[t] = t < T ? tok.beta_of_token(t) : 0.f;
+  }
+  // pm[j][t] = P(j, t), dc[t] = D_t; past T the decays are 1, so index kMaxT - 1 is T - 1's.
+  float pm[kMaxT][kMaxT], dc[kMaxT];
+#pragma unroll
+  for (int t = 0; t < kMaxT; ++t) {
+    dc[t] = (t ? dc[t - 1] : 1.f) * dt[t];
+#pragma unroll
+    for (int j = 0; j < kMaxT; ++j) pm[j][t] = j < t ? pm[j][t - 1] * dt[t] : 1.f;
+  }
+  // Rows g and g + 8 (r = 0, 1), every lane of the quad: the recurrence over the tokens.
+  float u[2][kMaxT], o[2][kMaxT];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+#pragma unroll
+    for (int t = 0; t < kMaxT; ++t) {
+      const float X = shfl(xa[2 * r + (t & 1)], 4 * g + (t >> 1));
+      const float Y = shfl(xa[2 * r + (t & 1)], 4 * g + 2 + (t >> 1));
+      float x = dc[t] * rk[t] * X, y = dc[t] * rq[t] * Y;
+#pragma unroll
+      for (int j = 0; j < t; ++j) x = fmaf(pm[j][t] * rk[j] * rk[t] * kk[j][t], u[r][j], x);
+      u[r][t] = bt[t] * ((r ? v8[t] : v0[t]) - x);
+#pragma unroll
+      for (int j = 0; j <= t; ++j) y = fmaf(pm[j][t] * rk[j] * rq[t] * kq[j][t], u[r][j], y);
+      o[r][t] = y;
+    }
+  }
+  if (c < T) {  // lane c writes token c's outputs of its rows
+    float o0 = 0.f, o8 = 0.f;
+#pragma unroll
+    for (int t = 0; t < kMaxT; ++t) o0 = c == t ? o[0][t] : o0, o8 = c == t ? o[1][t] : o8;
+    out[c * p.out.stride[1]] = float_to_bf16_bits(o0);
+    out[c * p.out.stride[1] + 8] = float_to_bf16_bits(o8);
+  }
+
+  // The state after token t to slot sl: A = (rows x 8) column c = the hi part of
+  // P(c, t) rk_c u_c (0 for c > t), column c + 4 its lo part; B = k_c at the
+  // n-tile's keys in both halves; C = D_t S.
+  auto emit_state = [&](int t, int64_t sl) {
+    float u0 = 0.f, u8 = 0.f, d_all = dc[0];
+#pragma unroll
+    for (int tt = 1; tt < kMaxT; ++tt) d_all = t == tt ? dc[tt] : d_all;
+#pragma unroll
+    for (int tt = 0; tt < kMaxT; ++tt)
+#pragma unroll
+      for (int j = 0; j <= tt; ++j) {
+        const bool mine = c == j && t == tt;
+        u0 = mine ? pm[j][tt] * rk[j] * u[0][j] : u0;
+        u8 = mine ? pm[j][tt] * rk[j] * u[1][j] : u8;
+      }
+    uint32_t h0, l0, h8, l8;
+    tf32_split(u0, h0, l0);
+    tf32_split(u8, h8, l8);
+#pragma unroll
+    for (int i = 0; i < NL; ++i) {
+      uint32_t w0[4], w8[4];
+#pragma unroll
+      for (int m = 0; m < HALF; ++m) {
+        const int j = HALF * i + m;
+        // k_c at column g of n-tile j: lane 4 c + g / 2 holds it (vector c), half g % 2.
+        const uint32_t w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
+        const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
+        float f[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);
+        mma_tf32(f, h0, h8, l0, l8, kb, kb);
+        if constexpr (ES == 4) {
+          w0[2 * m] = float_to_bits(f[0]), w0[2 * m + 1] = float_to_bits(f[1]);
+          w8[2 * m] = float_to_bits(f[2]), w8[2 * m + 1] = float_to_bits(f[3]);
+        } else {
+          w0[m] = pack_halves<S>(f[0], f[1]), w8[m] = pack_halves<S>(f[2], f[3]);
+        }
+      }
+      store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
+      store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
+    }
+  };
+  if (p.token_indices.data) {
+    for (int t = 0; t < T; ++t) {
+      const int64_t sl = tok.slot_of_token(t);
+      if (sl >= 0 && sl < p.pool_slots) emit_state(t, sl);
+    }
+  } else if (store_slot >= 0 && store_slot < p.pool_slots) {
+    emit_state(T - 1, store_slot);
+  }
+#else
+  (void)lp;
+  trap();  // no tensor-core mma here: mode_for never picks tn_mma (tn_mma_takes)
+#endif
+}
+
+}  // namespace dk::gpu::decode_detail
