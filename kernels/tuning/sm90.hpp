@@ -267,7 +267,7 @@ struct decode_tuning<90> {
   // standalone copy of the body, T = 4, launches back to back: fp32 state B=32
   // 42.2 us, B=128 150.9 (tn_bf16io in docs/perf at 77b35af, in graph: 53.7,
   // 196); bf16 state 24.3, 80.6 (45.0, 163). Bounds 384 (fp32: 166 registers)
-  // and 512 (16-bit: 128 registers, 28 bytes spilled; at 448 no faster).
+  // and 512 (16-bit: 128 registers; the copy spilled 28 bytes, the library 24-48; at 448 no faster).
   static constexpr bool tn_mma = true;
   static constexpr int tn_mma_max_tokens = 4;
   static constexpr int tn_mma_f32_bound = 384, tn_mma_b16_bound = 512;
