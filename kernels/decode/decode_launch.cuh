@@ -190,7 +190,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   // other rotated grids get a range of late first-wave blocks from launch_one.
   const bool small_unvaried = (G::per_key || G::tn || G::tnv || G::tnm || G::smem_state) &&
                               int64_t(p.batch) * p.hv < int64_t(G::table::t1_small_heads_per_sm) * compute_units;
-  const bool prefetch_all = p.programmatic_launch && (G::small || small_unvaried || (!G::t1 && !G::tn && !G::tnv && !G::tnm)) &&
+  const bool prefetch_all = p.programmatic_launch && (G::small || small_unvaried || G::mode == decode_mode::general) &&
                             state_bytes <= int64_t(G::table::programmatic_prefetch_max_bytes_per_sm) * compute_units;
   ls.lp.prefetch_first = 0;
   ls.lp.prefetch_end = prefetch_all ? uint32_t(ls.blocks) : 0u;
@@ -204,7 +204,7 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   ls.smem = G::smem_state ? 16 * (size_t(t1_red_vectors(G::warps_k, ls.lp.v_tile)) +
                                   size_t(ls.threads) * G::shape.rows * G::shape.vec_chunks +
                                   (G::per_key && G::k_last ? size_t(ls.threads / kWarpSize) * (kGateStageBytes / 16) : 0))
-            : G::t1 || G::tn || G::tnv || G::tnm
+            : G::mode != decode_mode::general
                 ? (G::warps_k > 1 ? (G::tnv ? 2 : 1) * sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);

@@ -567,9 +567,8 @@ std::vector<case_desc> check_cases(bool small) {
     c.state = elem::bf16;
     add(c);
   }
-  // T > 1 with bf16 I/O on grids of 1 to 4 heads per SM (tn_bf16io_mid on a
-  // 132-SM sm_90a: 192 and 320 heads; T <= 4 there takes tn_mma), fp32 and
-  // 16-bit state, K = 128 and 64.
+  // T = 5, 6 with bf16 I/O on grids of 1 to 4 heads per SM (tn_bf16io_mid on a
+  // 132-SM sm_90a: 192 and 320 heads), fp32 and 16-bit state, K = 128 and 64.
   {
     case_desc c{"tn mid grid f32 state raw T=6 B=24 pad", 24, 6, 4, 8, 128, 128};
     c.raw = c.logit = c.l2norm = true;
@@ -585,7 +584,8 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   // T = 2..4 with bf16 I/O, K-last, gate none or scalar: tn_mma (tensor cores),
-  // every state dtype, K = 128 and 64, V != K, the slot and stride options.
+  // every state dtype, K = 128 and 64, V != K, the slot and stride options, and
+  // the grids of 1 to 4 heads per SM (where T = 5..16 takes tn_bf16io_mid).
   {
     case_desc c{"tn mma f16 state K=128 V=80 T=3 GVA4 strided out_slots", 6, 3, 2, 8, 128, 80};
     c.raw = c.logit = c.l2norm = true;
@@ -610,14 +610,14 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"tn mid grid f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
+    case_desc c{"tn mma f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
     c.raw = c.logit = c.l2norm = true;
     c.io = c.gates = elem::bf16;
     c.padding = true;
     add(c);
   }
   {
-    case_desc c{"tn mid grid bf16 state K=64 T=3 B=40 token_slots", 40, 3, 2, 8, 64, 64};
+    case_desc c{"tn mma bf16 state K=64 T=3 B=40 token_slots", 40, 3, 2, 8, 64, 64};
     c.raw = true;
     c.io = c.gates = c.state = elem::bf16;
     c.token_slots = true;
