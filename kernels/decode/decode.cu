@@ -199,7 +199,7 @@ constexpr entry instance() {
     else
       return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::tn_mma) {
-    // mode_for picks it only where tn_mma_takes (K-last state).
+    // mode_for picks it only where tn_mma_takes (K-last state; V-last where the table says).
     if constexpr (tuning::tn_mma_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
       return entry_of<F, C, S, L, decode_mode::tn_mma>();
     else

@@ -43,7 +43,7 @@ struct geometry {
   static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid || (tn_per_key && k_last);
   // tn_vlast (T > 1, V-last state) runs its own body on the t1 V-last grid.
   static constexpr bool tnv = M == decode_mode::tn_vlast || (tn_per_key && !k_last);
-  // tn_mma (T = 2..4, K-last) runs its own body on the tensor cores, 16 values a warp.
+  // tn_mma (T = 2..4) runs its own body on the tensor cores, 16 values a warp.
   static constexpr bool tnm = M == decode_mode::tn_mma;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv && !tnm;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
@@ -82,7 +82,7 @@ struct geometry {
   static constexpr bool v_major_lanes =
       !k_last && t1 && !small && !pipe && (smem_state || (esize == 2 && table::t1_vlast_b16_v_major_lanes));
   static constexpr decode_shape shape =
-      tnm   ? dk::tuning::tn_mma_shape_of(C, esize)
+      tnm   ? dk::tuning::tn_mma_shape_of<table>(C, k_last, esize)
       : tn  ? dk::tuning::tn_shape_of<table>(C, esize)
       : tnv ? dk::tuning::tn_vlast_shape_of<table>(C, esize, tn_per_key)
       : t1  ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state)
@@ -131,7 +131,9 @@ struct geometry {
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
                                     : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
                                     : tnv ? table::tn_vlast_bound
-                                    : tnm ? (esize == 4 ? table::tn_mma_f32_bound : table::tn_mma_b16_bound)
+                                    : tnm ? (esize == 4   ? table::tn_mma_f32_bound
+                                             : k_last ? table::tn_mma_b16_bound
+                                                      : table::tn_mma_vlast_b16_bound)
                                     : tn_per_key ? (esize == 4 ? table::tn_per_key_f32_bound : table::tn_per_key_b16_bound)
                                     : tn ? (esize == 4 ? table::tn_bf16io_bound : table::tn_bf16io_bound16)
                                     : per_key ? dk::tuning::t1_per_key_bound_of<table>(k_last, esize, smem_state)
@@ -153,7 +155,7 @@ struct geometry {
   static_assert(launch_bound <= 1024, "block too large");
   static_assert(!t1 || exact_k, "T = 1 kernels: K = 64 or 128");
   static_assert(!tn || (exact_k && k_last), "tn_bf16io: K-last, K = 64 or 128");
-  static_assert(!tnm || (exact_k && k_last && v_per_warp == 16), "tn_mma: K-last, K = 64 or 128, 16 rows a warp");
+  static_assert(!tnm || (exact_k && v_per_warp == 16), "tn_mma: K = 64 or 128, 16 values a warp");
   static_assert(!pipe || !k_last || shape.max_warps_v == 1, "t1_pipe: K-last, one warp per tile");
   static_assert(!pipe || pipe_stages * 8 <= pipe_barrier_bytes, "t1_pipe: stage barriers overflow");
   static_assert(!t1 || k_last || (nk == 4 || nk == 8 || nk == 16),

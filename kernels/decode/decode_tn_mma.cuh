@@ -1,10 +1,15 @@
 // decode_tn_mma_body: decode_mode::tn_mma, T = 2..4 tokens per sequence with
-// bf16 q, k, v and output, K-last state (fp32, bf16 or fp16), gate none or
-// scalar, K = 64 or 128, on tensor cores (mma.sync m16n8k8 tf32, NVIDIA sm_80+).
-// One warp per block holds 16 value rows x K keys: lane 4 g + c the rows g and
-// g + 8 (g = lane / 4) and K / 4 keys, as the accumulator of an m16n8 mma per
-// 8-key n-tile. The T tokens are done at once (the WY form of the recurrence
-// over a chunk of T), where tn_bf16io runs them one by one:
+// bf16 q, k, v and output, state of any dtype (fp32, bf16 or fp16), K-last or
+// (where the table's tn_mma_vlast is set) V-last, gate none or scalar, K = 64
+// or 128, on tensor cores (mma.sync m16n8k8 tf32, NVIDIA sm_80+).
+// A warp holds 16 values x K keys: lane 4 g + c the rows g and g + 8 (g = lane
+// / 4) of the m16n8 accumulator of an mma per 8-key n-tile, at K / 4 keys.
+// K-last: rows g, g + 8 are values g, g + 8 and a lane's keys run in 16-byte
+// vectors (one warp per block); V-last: rows g, g + 8 are values 2 g, 2 g + 1,
+// read as one 8-byte (fp32) or 4-byte (16-bit) run per key (G::shape's warps
+// along V per block, 16 values each, so that a block reads longer runs of each
+// key row). The T tokens are done at once (the WY form of the recurrence over
+// a chunk of T), where tn_bf16io and tn_vlast run them one by one:
 // - X = S^T [k_0 .. k_3, q_0 .. q_3] (16 rows x 8) and the Gram matrix of the
 //   raw k and q by mma (fp32 state split into tf32 hi + lo: ~2^-21 relative;
 //   16-bit state and the bf16 k, q are exact in tf32);
@@ -45,22 +50,30 @@ DK_DEVICE void tf32_split(float x, uint32_t& hi, uint32_t& lo) {
 template <class G, dtype S>
 DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
 #if DK_HAS_MMA_SYNC
+  constexpr bool KL = G::k_last;
   constexpr int ES = G::esize, K = G::k_cover;
   constexpr int NJ = K / 8;             // 8-key n-tiles
-  constexpr int P = 16 / ES;            // keys per 16-byte vector
-  constexpr int HALF = P / 2;           // n-tiles per vector
-  constexpr int NL = K / (4 * P);       // vectors per row and lane
+  // Column 2 c + e of n-tile j is key 4 P (j / HALF) + P c + 2 (j % HALF) + e:
+  // runs of P keys a lane (K-last: the tile's 16-byte vectors; V-last: those
+  // of the bf16 k and q).
+  constexpr int P = KL ? 16 / ES : 8;
+  constexpr int HALF = P / 2;           // n-tiles per run
+  constexpr int NL = K / (4 * P);       // runs per lane
   constexpr int TW = ES == 4 ? 4 : 2;   // tile words per n-tile and lane
+  constexpr int R8 = KL ? 8 : 1;        // value of row g + 8, from row g's
   constexpr int kMaxT = 4;
-  static_assert(G::k_last && (K == 64 || K == 128), "tn_mma: K-last, K = 64 or 128");
+  static_assert(K == 64 || K == 128, "tn_mma: K = 64 or 128");
   static_assert(G::table::tn_mma_max_tokens <= kMaxT, "tn_mma: at most 4 tokens (the 8 mma columns: k, q)");
 
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x) % kWarpSize, g = lane >> 2, c = lane & 3;
+  const int warp = G::shape.max_warps_v > 1 ? int(threadIdx.x) / kWarpSize : 0;
   const block_place<G::rotated> at(lp);
   const int64_t b = at.b;
   const int h = at.h, T = p.tokens;
-  const int row0 = at.tile * lp.v_tile + g;  // this lane's rows: row0, row0 + 8 (V % 16 == 0)
+  const int v_warp = at.tile * lp.v_tile + warp * 16;  // V % 16 == 0: a warp is in or past V
+  if (v_warp >= p.dv) return;
+  const int row0 = v_warp + (KL ? g : 2 * g);  // this lane's rows: row0, row0 + R8
 
   const int64_t slot = slot_of<G>(p, b);
   // Vector g of [k_0 .. k_3, q_0 .. q_3] at this lane's keys: wv[j] holds keys
@@ -73,7 +86,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
         static_cast<const char*>(o.data) + (b * o.stride[0] + t * o.stride[1] + at.qk_head * o.stride[2]) * 2;
 #pragma unroll
     for (int i = 0; i < NL; ++i) {
-      if constexpr (ES == 4) {
+      if constexpr (P == 4) {
         uint2 x = make_uint2(0u, 0u);
         if (t < T) x = *reinterpret_cast<const uint2*>(src + (4 * P * i + P * c) * 2);
         wv[2 * i] = x.x, wv[2 * i + 1] = x.y;
@@ -92,7 +105,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) {
       v0[t] = v8[t] = 0.f;
-      if (t < T) v0[t] = bf16_bits_to_float(vp[t * p.v.stride[1]]), v8[t] = bf16_bits_to_float(vp[t * p.v.stride[1] + 8]);
+      if (t < T) v0[t] = bf16_bits_to_float(vp[t * p.v.stride[1]]), v8[t] = bf16_bits_to_float(vp[t * p.v.stride[1] + R8]);
     }
   }
   const int64_t store_slot =
@@ -101,29 +114,51 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
 
   // Padding (slot -1 or out of range): zero outputs, the pool untouched.
   if (slot < 0 || slot >= p.pool_slots) {
-    if (c < T) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + 8] = 0;
+    if (c < T) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
     return;
   }
 
   // The tile as loaded: n-tile j's elements (g, 2c), (g, 2c + 1), (g + 8, 2c),
-  // (g + 8, 2c + 1) in tw[j] (16-bit: one word per row), where column 2c + e of
-  // n-tile j is key 4P (j / HALF) + P c + 2 (j % HALF) + e: 16-byte vectors.
+  // (g + 8, 2c + 1) in tw[j] (16-bit: one word per row, key 2c in its low half).
+  // K-last: 16-byte vectors of a row's keys; V-last: per key, rows g and g + 8
+  // (values 2 g, 2 g + 1) as one 8- or 4-byte run.
   char* const pool = const_cast<char*>(static_cast<const char*>(p.pool.data));
-  const int64_t head_at = int64_t(h) * p.pool.stride[1] + int64_t(row0) * p.pool.stride[2] + P * c;
-  const int64_t row8 = 8 * p.pool.stride[2] * ES;
+  const int64_t head_at = int64_t(h) * p.pool.stride[1] + (KL ? int64_t(row0) * p.pool.stride[2] + P * c : row0);
+  const int64_t row8 = 8 * p.pool.stride[2] * ES;  // K-last: row g + 8 from row g
   auto vec_at = [&](int64_t sl, int i) { return (sl * p.pool.stride[0] + head_at + 4 * P * i) * ES; };
+  // V-last: key 2c + e of n-tile j (e = 0; e = 1 is the next key row).
+  auto key_at = [&](int64_t sl, int j) {
+    const int key = 4 * P * (j / HALF) + P * c + 2 * (j % HALF);
+    return (sl * p.pool.stride[0] + head_at + int64_t(key) * p.pool.stride[2]) * ES;
+  };
+  const int64_t key_step = p.pool.stride[2] * ES;
   uint32_t tw[NJ][TW];
+  if constexpr (KL) {
 #pragma unroll
-  for (int i = 0; i < NL; ++i) {
-    const u32x4 x0 = load16(pool + vec_at(slot, i)), x8 = load16(pool + vec_at(slot, i) + row8);
-    const uint32_t w0[4] = {x0.x, x0.y, x0.z, x0.w}, w8[4] = {x8.x, x8.y, x8.z, x8.w};
+    for (int i = 0; i < NL; ++i) {
+      const u32x4 x0 = load16(pool + vec_at(slot, i)), x8 = load16(pool + vec_at(slot, i) + row8);
+      const uint32_t w0[4] = {x0.x, x0.y, x0.z, x0.w}, w8[4] = {x8.x, x8.y, x8.z, x8.w};
 #pragma unroll
-    for (int m = 0; m < HALF; ++m) {
+      for (int m = 0; m < HALF; ++m) {
+        if constexpr (ES == 4) {
+          tw[HALF * i + m][0] = w0[2 * m], tw[HALF * i + m][1] = w0[2 * m + 1];
+          tw[HALF * i + m][2] = w8[2 * m], tw[HALF * i + m][3] = w8[2 * m + 1];
+        } else {
+          tw[HALF * i + m][0] = w0[m], tw[HALF * i + m][1] = w8[m];
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+      const char* const at0 = pool + key_at(slot, j);
       if constexpr (ES == 4) {
-        tw[HALF * i + m][0] = w0[2 * m], tw[HALF * i + m][1] = w0[2 * m + 1];
-        tw[HALF * i + m][2] = w8[2 * m], tw[HALF * i + m][3] = w8[2 * m + 1];
-      } else {
-        tw[HALF * i + m][0] = w0[m], tw[HALF * i + m][1] = w8[m];
+        const u32x2 e0 = load8(at0), e1 = load8(at0 + key_step);
+        tw[j][0] = e0.x, tw[j][1] = e1.x, tw[j][2] = e0.y, tw[j][3] = e1.y;
+      } else {  // words (row g, row g + 8) of keys 2c and 2c + 1 -> one word per row
+        const uint32_t e0 = *reinterpret_cast<const uint32_t*>(at0);
+        const uint32_t e1 = *reinterpret_cast<const uint32_t*>(at0 + key_step);
+        tw[j][0] = __byte_perm(e0, e1, 0x5410), tw[j][1] = __byte_perm(e0, e1, 0x7632);
       }
     }
   }
@@ -195,7 +230,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) o0 = c == t ? o[0][t] : o0, o8 = c == t ? o[1][t] : o8;
     out[c * p.out.stride[1]] = float_to_bf16_bits(o0);
-    out[c * p.out.stride[1] + 8] = float_to_bf16_bits(o8);
+    out[c * p.out.stride[1] + R8] = float_to_bf16_bits(o8);
   }
 
   // The state after token t to slot sl: A = (rows x 8) column c = the hi part of
@@ -216,28 +251,47 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     uint32_t h0, l0, h8, l8;
     tf32_split(u0, h0, l0);
     tf32_split(u8, h8, l8);
+    // n-tile j of the new state: f = elements (g, 2c), (g, 2c + 1), (g + 8, 2c), (g + 8, 2c + 1).
+    auto new_tile = [&](int j, float (&f)[4]) {
+      // k_c at column g of n-tile j: lane 4 c + g / 2 holds it (vector c), half g % 2.
+      const uint32_t w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
+      const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
 #pragma unroll
-    for (int i = 0; i < NL; ++i) {
-      uint32_t w0[4], w8[4];
+      for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);
+      mma_tf32(f, h0, h8, l0, l8, kb, kb);
+    };
+    if constexpr (KL) {
 #pragma unroll
-      for (int m = 0; m < HALF; ++m) {
-        const int j = HALF * i + m;
-        // k_c at column g of n-tile j: lane 4 c + g / 2 holds it (vector c), half g % 2.
-        const uint32_t w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
-        const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
+      for (int i = 0; i < NL; ++i) {
+        uint32_t w0[4], w8[4];
+#pragma unroll
+        for (int m = 0; m < HALF; ++m) {
+          float f[4];
+          new_tile(HALF * i + m, f);
+          if constexpr (ES == 4) {
+            w0[2 * m] = float_to_bits(f[0]), w0[2 * m + 1] = float_to_bits(f[1]);
+            w8[2 * m] = float_to_bits(f[2]), w8[2 * m + 1] = float_to_bits(f[3]);
+          } else {
+            w0[m] = pack_halves<S>(f[0], f[1]), w8[m] = pack_halves<S>(f[2], f[3]);
+          }
+        }
+        store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
+        store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) {
         float f[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);
-        mma_tf32(f, h0, h8, l0, l8, kb, kb);
+        new_tile(j, f);
+        char* const at0 = pool + key_at(sl, j);
         if constexpr (ES == 4) {
-          w0[2 * m] = float_to_bits(f[0]), w0[2 * m + 1] = float_to_bits(f[1]);
-          w8[2 * m] = float_to_bits(f[2]), w8[2 * m + 1] = float_to_bits(f[3]);
+          store8(at0, u32x2{float_to_bits(f[0]), float_to_bits(f[2])});
+          store8(at0 + key_step, u32x2{float_to_bits(f[1]), float_to_bits(f[3])});
         } else {
-          w0[m] = pack_halves<S>(f[0], f[1]), w8[m] = pack_halves<S>(f[2], f[3]);
+          *reinterpret_cast<uint32_t*>(at0) = pack_halves<S>(f[0], f[2]);
+          *reinterpret_cast<uint32_t*>(at0 + key_step) = pack_halves<S>(f[1], f[3]);
         }
       }
-      store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
-      store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
     }
   };
   if (p.token_indices.data) {

@@ -133,7 +133,8 @@ struct decode_shape {
 //             tensor cores (tf32 mma), one warp per 16 value rows, the state
 //             after the last token (or after each, to its per-token slot)
 //             computed from the tile as loaded (kernels/decode/decode_tn_mma.cuh).
-//             Longer T takes tn_bf16io.
+//             V-last state too where tn_mma_vlast is set (tn_mma_vlast_warps_v
+//             warps along V per block). Longer T takes tn_bf16io / tn_vlast.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -263,6 +264,9 @@ constexpr int kDecodeModes = 16;
 //                      with bf16 I/O, gate none or scalar and at most
 //                      tn_mma_max_tokens (<= 4) tokens on K-last state take
 //                      decode_mode::tn_mma, and its register caps.
+//   tn_mma_vlast, tn_mma_vlast_warps_v  whether such launches on V-last state
+//                      take it too (before tn_vlast), and its warps along V
+//                      per block there (16 values each).
 //   tn_per_key_vlast, tn_per_key_vlast_{f32,b16}_lanes, tn_per_key_vlast_{f32,b16}_rows
 //                      whether such launches on V-last state take it too (with
 //                      tn_vlast set: its blocks and register cap), and the tile
@@ -391,13 +395,19 @@ constexpr bool tn_vlast_takes(bool k_last) {
 // rule the mode choice and the kernel instantiation follow.
 template <class Table>
 constexpr bool tn_mma_takes(bool k_last) {
-  return Table::tn_mma && k_last;
+  return Table::tn_mma && (k_last || Table::tn_mma_vlast);
 }
-// The tn_mma tile (decode_tn_mma.cuh): one warp of 4 lanes along K (K / 4 keys
-// each) x 8 along V, 2 rows per lane (g and g + 8): 16 values per warp and block.
-constexpr decode_shape tn_mma_shape_of(decode_class c, int state_bytes) {
+// The tn_mma tile (decode_tn_mma.cuh): warps of 16 values x K keys, lane 4 g + c
+// holding 2 values and K / 4 keys. K-last: 4 lanes along K (K / 4 keys each) x
+// 8 along V, 2 rows per lane, one warp per block. V-last: any shape of the same
+// cover (16 values, K keys: 16-byte vectors of values, lanes along K to fill
+// the warp), max_warps_v warps along V.
+template <class Table>
+constexpr decode_shape tn_mma_shape_of(decode_class c, bool k_last, int state_bytes) {
   const int keys = c == decode_class::k64 ? 64 : 128;
-  return {4, keys / 4 / (16 / state_bytes), 2, 1, 1};
+  const int vec = 16 / state_bytes, lanes_k = 32 / (16 / vec);  // lanes_v = 16 / vec
+  return k_last ? decode_shape{4, keys / 4 / vec, 2, 1, 1}
+                : decode_shape{lanes_k, 1, keys / lanes_k, 1, Table::tn_mma_vlast_warps_v};
 }
 
 // The tn_bf16io tile (K-last, one warp per block): 8 keys per thread for both

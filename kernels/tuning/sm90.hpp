@@ -271,6 +271,18 @@ struct decode_tuning<90> {
   static constexpr bool tn_mma = true;
   static constexpr int tn_mma_max_tokens = 4;
   static constexpr int tn_mma_f32_bound = 384, tn_mma_b16_bound = 512;
+  // V-last state on the same body (its loads 8 or 4 bytes of 2 values a lane
+  // and key): blocks of 4 warps along V, so that a block reads 128 (16-bit)
+  // or 256 (fp32) contiguous bytes of each key row. NOTES.md v35 runs 1-2,
+  // decode-ab, 2 rounds, T = 4 with PDL, tn_vlast -> this: fp32 state B=32
+  // 66.87 -> 45.80 us, B=128 246.84 -> 171.08; bf16 state 62.42 -> 30.35,
+  // 233.54 -> 111.17. 1 or 2 warps along V: level or up to 2 % slower for
+  // fp32, 2-6 % slower for bf16 at B=32 / 128 (B=1 and B=8 take one warp per
+  // block by min_blocks_per_sm anyway). 16-bit bound 384 (168 registers, no
+  // spill against 84 bytes at 512): bf16 B=8 to B=128 8-10 % slower.
+  static constexpr bool tn_mma_vlast = true;
+  static constexpr int tn_mma_vlast_warps_v = 4;
+  static constexpr int tn_mma_vlast_b16_bound = 512;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O, K-last state
   // (decode_mode::tn_per_key): the tn_bf16io tile with its keys' decays, at
   // most 128 registers (ptxas 122-128, no spill; any cap above 512 threads

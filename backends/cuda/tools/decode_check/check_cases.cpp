@@ -623,9 +623,10 @@ std::vector<case_desc> check_cases(bool small) {
     c.token_slots = true;
     add(c);
   }
-  // T > 1 with bf16 I/O on V-last state (tn_vlast): every state dtype, K = 128 and 64, V != K.
+  // The same on V-last state (tn_mma with tn_mma_vlast): blocks of several
+  // warps along V, some past V = 80 and 48.
   {
-    case_desc c{"tn vlast f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
+    case_desc c{"tn mma vlast f32 state raw T=4 B=24 pad", 24, 4, 4, 8, 128, 128};
     c.layout = DK_STATE_V_LAST;
     c.raw = c.logit = c.l2norm = true;
     c.io = c.gates = elem::bf16;
@@ -633,7 +634,51 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   {
-    case_desc c{"tn vlast bf16 state K=64 T=3 token_slots idx64", 5, 3, 2, 4, 64, 64};
+    case_desc c{"tn mma vlast bf16 state K=64 T=3 token_slots idx64", 5, 3, 2, 4, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.token_slots = c.idx64 = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma vlast f16 state K=128 V=80 T=3 GVA4 strided out_slots", 6, 3, 2, 8, 128, 80};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.state = elem::f16;
+    c.strided = c.out_slots = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma vlast f32 state none K=64 V=48 T=2 B=40 idx64 pad", 40, 2, 4, 8, 64, 48};
+    c.layout = DK_STATE_V_LAST;
+    c.gate = DK_GATE_NONE;
+    c.io = elem::bf16;
+    c.idx64 = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma vlast bf16 state log K=128 T=4 B=9 token_slots scale=0.3", 9, 4, 4, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.io = c.gates = c.state = elem::bf16;
+    c.l2norm = true;
+    c.token_slots = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  // T > 1 with bf16 I/O on V-last state past tn_mma's 4 tokens (tn_vlast):
+  // every state dtype, K = 128 and 64, V != K.
+  {
+    case_desc c{"tn vlast f32 state raw T=6 B=24 pad", 24, 6, 4, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn vlast bf16 state K=64 T=5 token_slots idx64", 5, 5, 2, 4, 64, 64};
     c.layout = DK_STATE_V_LAST;
     c.raw = true;
     c.io = c.gates = c.state = elem::bf16;
