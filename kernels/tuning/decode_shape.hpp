@@ -96,7 +96,8 @@ struct decode_shape {
 //             registers across the tokens; with one warp along K (the table's
 //             lanes x keys covering K) a token's sums finish in the warp, with
 //             several they finish in shared memory, one barrier per token
-//             (kernels/decode/decode_tn_vlast.cuh).
+//             (kernels/decode/decode_tn_vlast.cuh). T = 2..tn_mma_max_tokens
+//             take tn_mma instead where the family's tn_mma_vlast is set.
 //   t1_per_key  T = 1 with per-key gates (Kimi Delta Attention), K = 64 or
 //             128, any activation and state dtype and layout, where the
 //             family's t1_per_key is set: the t1 body and tiles, each thread's
