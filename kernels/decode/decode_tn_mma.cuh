@@ -62,6 +62,9 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   constexpr int TW = ES == 4 ? 4 : 2;   // tile words per n-tile and lane
   constexpr int R8 = KL ? 8 : 1;        // value of row g + 8, from row g's
   constexpr int kMaxT = 4;
+  // The state update's k from memory instead of by shuffles from wv (the
+  // table's tn_mma_vlast_bf16_reload_k: V-last bf16 state only, see there).
+  constexpr bool RELOAD_K = !KL && S == dtype::bf16 && G::table::tn_mma_vlast_bf16_reload_k;
   static_assert(K == 64 || K == 128, "tn_mma: K = 64 or 128");
   static_assert(G::table::tn_mma_max_tokens <= kMaxT, "tn_mma: at most 4 tokens (the 8 mma columns: k, q)");
 
@@ -76,27 +79,28 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   const int row0 = v_warp + (KL ? g : 2 * g);  // this lane's rows: row0, row0 + R8
 
   const int64_t slot = slot_of<G>(p, b);
-  // Vector g of [k_0 .. k_3, q_0 .. q_3] at this lane's keys: wv[j] holds keys
-  // (n-tile j, quad lane c, 0..1) of token g % 4 (zero past T).
-  uint32_t wv[NJ];
-  {
-    const int t = g & 3;
-    const operand& o = g < 4 ? p.k : p.q;
+  // Token t's k or q at the keys of quad lane cq: w[j] holds keys (n-tile j,
+  // cq, 0..1) (zero past T).
+  auto load_keys = [&](const operand& o, int t, int cq, uint32_t(&w)[NJ]) {
     const char* const src =
         static_cast<const char*>(o.data) + (b * o.stride[0] + t * o.stride[1] + at.qk_head * o.stride[2]) * 2;
 #pragma unroll
     for (int i = 0; i < NL; ++i) {
       if constexpr (P == 4) {
         uint2 x = make_uint2(0u, 0u);
-        if (t < T) x = *reinterpret_cast<const uint2*>(src + (4 * P * i + P * c) * 2);
-        wv[2 * i] = x.x, wv[2 * i + 1] = x.y;
+        if (t < T) x = *reinterpret_cast<const uint2*>(src + (4 * P * i + P * cq) * 2);
+        w[2 * i] = x.x, w[2 * i + 1] = x.y;
       } else {
         u32x4 x{0u, 0u, 0u, 0u};
-        if (t < T) x = load16(src + (4 * P * i + P * c) * 2);
-        wv[4 * i] = x.x, wv[4 * i + 1] = x.y, wv[4 * i + 2] = x.z, wv[4 * i + 3] = x.w;
+        if (t < T) x = load16(src + (4 * P * i + P * cq) * 2);
+        w[4 * i] = x.x, w[4 * i + 1] = x.y, w[4 * i + 2] = x.z, w[4 * i + 3] = x.w;
       }
     }
-  }
+  };
+  // Vector g of [k_0 .. k_3, q_0 .. q_3] at this lane's keys (with RELOAD_K
+  // dead after the first products: the state update loads k again, from L1).
+  uint32_t wv[NJ];
+  load_keys(g < 4 ? p.k : p.q, g & 3, c, wv);
   lane_token_scalars tok;
   tok.issue(p, b, h, lane);
   float v0[kMaxT], v8[kMaxT];
@@ -251,10 +255,15 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     uint32_t h0, l0, h8, l8;
     tf32_split(u0, h0, l0);
     tf32_split(u8, h8, l8);
+    // B = k_c at column g of n-tile j: keys (j, g / 2, g % 2), which lane
+    // 4 c + g / 2 holds in wv (vector c) or, with RELOAD_K, loaded again.
+    uint32_t kw[NJ];
+    if constexpr (RELOAD_K) load_keys(p.k, c, g >> 1, kw);
     // n-tile j of the new state: f = elements (g, 2c), (g, 2c + 1), (g + 8, 2c), (g + 8, 2c + 1).
     auto new_tile = [&](int j, float (&f)[4]) {
-      // k_c at column g of n-tile j: lane 4 c + g / 2 holds it (vector c), half g % 2.
-      const uint32_t w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
+      uint32_t w;
+      if constexpr (RELOAD_K) w = kw[j];
+      else w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
       const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
 #pragma unroll
       for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);

@@ -265,9 +265,12 @@ constexpr int kDecodeModes = 16;
 //                      with bf16 I/O, gate none or scalar and at most
 //                      tn_mma_max_tokens (<= 4) tokens on K-last state take
 //                      decode_mode::tn_mma, and its register caps.
-//   tn_mma_vlast, tn_mma_vlast_warps_v  whether such launches on V-last state
-//                      take it too (before tn_vlast), and its warps along V
-//                      per block there (16 values each).
+//   tn_mma_vlast, tn_mma_vlast_warps_v, tn_mma_vlast_b16_bound,
+//   tn_mma_vlast_bf16_reload_k  whether such launches on V-last state take it
+//                      too (before tn_vlast), its warps along V per block there
+//                      (16 values each), its register cap for 16-bit state, and
+//                      whether bf16 state's update loads k again rather than
+//                      keeping it in registers.
 //   tn_per_key_vlast, tn_per_key_vlast_{f32,b16}_lanes, tn_per_key_vlast_{f32,b16}_rows
 //                      whether such launches on V-last state take it too (with
 //                      tn_vlast set: its blocks and register cap), and the tile

@@ -283,6 +283,14 @@ struct decode_tuning<90> {
   static constexpr bool tn_mma_vlast = true;
   static constexpr int tn_mma_vlast_warps_v = 4;
   static constexpr int tn_mma_vlast_b16_bound = 512;
+  // V-last bf16 state: the update's k loaded again (L1) instead of kept in
+  // registers from the first products and shuffled: ptxas spill 84 -> 32
+  // bytes; NOTES.md v35 run 4, decode-ab, 2 rounds, T = 4 with PDL: B=1 4.62
+  // -> 3.79 us, B=8 10.45 -> 9.34, B=32 30.58 -> 28.80, B=128 112.14 ->
+  // 99.74. The other instances lost 1-8 % with it (K-last fp32 B=32 41.63 ->
+  // 42.48, bf16 24.90 -> 25.35; V-last fp32 46.43 -> 46.87); fp16 V-last state
+  // (not in the benchmark) would spill more with it (40 -> 68 bytes), so off there.
+  static constexpr bool tn_mma_vlast_bf16_reload_k = true;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O, K-last state
   // (decode_mode::tn_per_key): the tn_bf16io tile with its keys' decays, at
   // most 128 registers (ptxas 122-128, no spill; any cap above 512 threads
