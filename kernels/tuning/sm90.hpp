@@ -268,6 +268,9 @@ struct decode_tuning<90> {
   // 42.2 us, B=128 150.9 (tn_bf16io in docs/perf at 77b35af, in graph: 53.7,
   // 196); bf16 state 24.3, 80.6 (45.0, 163). Bounds 384 (fp32: 166 registers)
   // and 512 (16-bit: 128 registers; the copy spilled 28 bytes, the library 24-48; at 448 no faster).
+  // fp32 at 512 (128 registers, 88-96 bytes spilled; NOTES.md v35 run 6, T = 4
+  // with PDL): K-last B=8 13.28 -> 12.69 us but B=1 4.70 -> 5.07, B=32 41.32
+  // -> 42.94, B=128 152.57 -> 156.71, V-last 3-11 % slower at every B.
   static constexpr bool tn_mma = true;
   static constexpr int tn_mma_max_tokens = 4;
   static constexpr int tn_mma_f32_bound = 384, tn_mma_b16_bound = 512;
