@@ -198,6 +198,15 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
   ls.lp.lookahead =
       G::bf16io && !G::smem_state && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
+  // tn_mma: every block prefetches the tile of the block about one wave on
+  // (the table's resident warps per SM over the block's warps), whatever the grid.
+  if constexpr (G::tnm) {
+    using tb = typename G::table;
+    const int warps = G::k_last ? (G::esize == 4 ? tb::tn_mma_f32_lookahead_warps : tb::tn_mma_b16_lookahead_warps)
+                                : (G::esize == 4 ? tb::tn_mma_vlast_f32_lookahead_warps
+                                                 : tb::tn_mma_vlast_b16_lookahead_warps);
+    ls.lp.lookahead = int(int64_t(warps / wv) * compute_units);
+  }
   const bool per_key = p.r.gate == gate_kind::per_key;
   // (K-last per-key: each warp's staged gate rows after the tiles,
   // decode_t1_bf16io_body.)

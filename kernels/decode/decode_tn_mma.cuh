@@ -166,6 +166,10 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       }
     }
   }
+  // The tile of the block about a wave on into L2, its slot read while this
+  // tile is in flight (lp.lookahead: the table's tn_mma_..._lookahead_warps;
+  // the block's warps share the lines, those past V leave theirs out).
+  if (lp.lookahead > 0) prefetch_ahead<G>(lp);
   tok.finish(p);
 
   // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity

@@ -271,6 +271,9 @@ constexpr int kDecodeModes = 16;
 //                      (16 values each), its register cap for 16-bit state, and
 //                      whether bf16 state's update loads k again rather than
 //                      keeping it in registers.
+//   tn_mma_{,vlast_}{f32,b16}_lookahead_warps  tn_mma blocks prefetch into L2
+//                      the tile of the block this many warps per SM (over the
+//                      block's warps, times the SMs) on; 0 = off.
 //   tn_per_key_vlast, tn_per_key_vlast_{f32,b16}_lanes, tn_per_key_vlast_{f32,b16}_rows
 //                      whether such launches on V-last state take it too (with
 //                      tn_vlast set: its blocks and register cap), and the tile

@@ -294,6 +294,15 @@ struct decode_tuning<90> {
   // 42.48, bf16 24.90 -> 25.35; V-last fp32 46.43 -> 46.87); fp16 V-last state
   // (not in the benchmark) would spill more with it (40 -> 68 bytes), so off there.
   static constexpr bool tn_mma_vlast_bf16_reload_k = true;
+  // Every tn_mma block prefetches into L2 the tile of the block that takes
+  // its place about a wave later (the resident warps per SM at the register
+  // caps: fp32 12, 16-bit 16; 0 = off). NOTES.md v35 run 8, decode-ab, 2
+  // rounds, T = 4 with PDL, off -> on: V-last fp32 B=8 15.39 -> 15.16 us, B=32
+  // 46.63 -> 45.74, B=128 173.13 -> 167.18; but K-last bf16 B=32 24.41 ->
+  // 25.71, B=128 85.64 -> 89.22, K-last fp32 B=32 / 128 +0.5 / +0.7 %,
+  // V-last bf16 B=128 +1.4 %. Two waves ahead: 2-19 % slower everywhere.
+  static constexpr int tn_mma_f32_lookahead_warps = 0, tn_mma_b16_lookahead_warps = 0;
+  static constexpr int tn_mma_vlast_f32_lookahead_warps = 12, tn_mma_vlast_b16_lookahead_warps = 0;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O, K-last state
   // (decode_mode::tn_per_key): the tn_bf16io tile with its keys' decays, at
   // most 128 registers (ptxas 122-128, no spill; any cap above 512 threads
