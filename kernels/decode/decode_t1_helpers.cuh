@@ -175,13 +175,14 @@ DK_DEVICE void prefetch_tile_l2(const launch_params& lp, uint32_t block) {
   }
 }
 
-// Look-ahead (lp.lookahead > 0, set by the host for grids of less than two
-// waves, lookahead = the resident blocks): first thing, a block of the first
-// wave prefetches into L2 the tile of the block that will take its place, so
-// the last, partial wave finds its state there. Only for such grids: on larger
-// ones the prefetching blocks start later by the slot read, and prefetching
-// one or two waves ahead in every block loses its lines from L2 before use
-// (NOTES.md v7).
+// Look-ahead (lp.lookahead > 0, lookahead = the resident blocks): a block
+// prefetches into L2 the tile of the block that will take its place. The T = 1
+// bf16-I/O body does it first thing, on grids of less than two waves only, so
+// the last, partial wave finds its state there: on larger ones the prefetching
+// blocks start later by the slot read, and prefetching one or two waves ahead
+// in every block loses its lines from L2 before use (NOTES.md v7). tn_mma does
+// it on every grid, after its own tile is issued, where its table asks (V-last
+// fp32 on sm_90: its blocks wait on memory, NOTES.md v35 runs 7-8).
 template <class G>
 DK_DEVICE void prefetch_ahead(const launch_params& lp) {
   const uint32_t ahead = uint32_t(blockIdx.x) + uint32_t(lp.lookahead);

@@ -281,8 +281,9 @@ struct decode_tuning<90> {
   // 66.87 -> 45.80 us, B=128 246.84 -> 171.08; bf16 state 62.42 -> 30.35,
   // 233.54 -> 111.17. 1 or 2 warps along V: level or up to 2 % slower for
   // fp32, 2-6 % slower for bf16 at B=32 / 128 (B=1 and B=8 take one warp per
-  // block by min_blocks_per_sm anyway). 16-bit bound 384 (168 registers, no
-  // spill against 84 bytes at 512): bf16 B=8 to B=128 8-10 % slower.
+  // block by min_blocks_per_sm anyway). 16-bit bound 384 (168 registers, 8
+  // bytes spilled against 84 at 512, before the k reload below): bf16 B=8 to
+  // B=128 8-10 % slower.
   static constexpr bool tn_mma_vlast = true;
   static constexpr int tn_mma_vlast_warps_v = 4;
   static constexpr int tn_mma_vlast_b16_bound = 512;
