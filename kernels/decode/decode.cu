@@ -31,7 +31,7 @@ decode_class class_of(const decode_problem& p) {
 
 int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2; }
 
-// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16|_t1bf16smem|_tnbf16|_t1perkey|_t1perkeysmem|_tnperkey|_tnmma]".
+// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16|_t1bf16smem|_tnbf16|_t1perkey|_t1perkeysmem|_tnperkey|_tnmma|_tnmmaperkey]".
 #define DK_DECODE_NAMES3(prefix, suffix)                                                 \
   {                                                                                      \
     {prefix "decode_kv128" suffix, prefix "decode_kv64" suffix, prefix "decode_generic" suffix}, { \
@@ -45,14 +45,14 @@ int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2
         DK_DECODE_NAMES3(prefix, "_t1bf16"), DK_DECODE_NAMES3(prefix, "_t1bf16smem"),            \
         DK_DECODE_NAMES3(prefix, "_tnbf16"), DK_DECODE_NAMES3(prefix, "_t1perkey"),              \
         DK_DECODE_NAMES3(prefix, "_t1perkeysmem"), DK_DECODE_NAMES3(prefix, "_tnperkey"),        \
-        DK_DECODE_NAMES3(prefix, "_tnmma")                                                       \
+        DK_DECODE_NAMES3(prefix, "_tnmma"), DK_DECODE_NAMES3(prefix, "_tnmmaperkey")             \
   }
 #if DK_VENDOR_HIP
 constexpr int kFamilies[] = {906};
-const char* const kNames[][10][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
+const char* const kNames[][11][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
 #else
 constexpr int kFamilies[] = {80, 90, 100, 120};
-const char* const kNames[][10][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
+const char* const kNames[][11][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
                                        DK_DECODE_NAMES("cuda:sm100a:"),
                                        DK_DECODE_NAMES("cuda:sm120a:")};
 #endif
@@ -156,7 +156,7 @@ struct entry {
   launch_fn fn;
   int variant;  // 0 general, 1 t1 / t1_small(_bf16io), 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide),
                 // 5 tn_bf16io(_mid), tn_vlast, 6 t1_(small_)per_key, 7 t1_per_key_smem, 8 tn_per_key,
-                // 9 tn_mma
+                // 9 tn_mma, 10 tn_mma_per_key
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -172,6 +172,7 @@ constexpr entry entry_of() {
                           : M == decode_mode::t1_per_key_smem                                 ? 7
                           : M == decode_mode::tn_per_key                                      ? 8
                           : M == decode_mode::tn_mma                                          ? 9
+                          : M == decode_mode::tn_mma_per_key                                  ? 10
                                                                                               : 1;
   return {&launch_one<F, C, S, L, M>, variant};
 }
@@ -202,6 +203,12 @@ constexpr entry instance() {
     // mode_for picks it only where tn_mma_takes (K-last state; V-last where the table says).
     if constexpr (tuning::tn_mma_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
       return entry_of<F, C, S, L, decode_mode::tn_mma>();
+    else
+      return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::tn_mma_per_key) {
+    // mode_for picks it only where tn_mma_per_key_takes.
+    if constexpr (tuning::tn_mma_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
+      return entry_of<F, C, S, L, decode_mode::tn_mma_per_key>();
     else
       return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::tn_per_key) {
@@ -323,7 +330,7 @@ constexpr entry kLaunch[tuning::kDecodeModes][3][3][2] = {
     DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io),
     DK_MODE(decode_mode::t1_small_bf16io), DK_MODE(decode_mode::tn_bf16io_mid), DK_MODE(decode_mode::tn_vlast),
     DK_MODE(decode_mode::t1_per_key), DK_MODE(decode_mode::t1_per_key_smem), DK_MODE(decode_mode::tn_per_key),
-    DK_MODE(decode_mode::t1_small_per_key), DK_MODE(decode_mode::tn_mma)
+    DK_MODE(decode_mode::t1_small_per_key), DK_MODE(decode_mode::tn_mma), DK_MODE(decode_mode::tn_mma_per_key)
 #undef DK_MODE
 #undef DK_ROW
 };

@@ -43,8 +43,10 @@ struct geometry {
   static constexpr bool tn = M == decode_mode::tn_bf16io || M == decode_mode::tn_bf16io_mid || (tn_per_key && k_last);
   // tn_vlast (T > 1, V-last state) runs its own body on the t1 V-last grid.
   static constexpr bool tnv = M == decode_mode::tn_vlast || (tn_per_key && !k_last);
-  // tn_mma (T = 2..4) runs its own body on the tensor cores, 16 values a warp.
-  static constexpr bool tnm = M == decode_mode::tn_mma;
+  // tn_mma (T = 2..4) runs its own body on the tensor cores, 16 values a warp;
+  // tn_mma_per_key is that body with a decay per key.
+  static constexpr bool mma_per_key = M == decode_mode::tn_mma_per_key;
+  static constexpr bool tnm = M == decode_mode::tn_mma || mma_per_key;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv && !tnm;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles;
@@ -82,7 +84,7 @@ struct geometry {
   static constexpr bool v_major_lanes =
       !k_last && t1 && !small && !pipe && (smem_state || (esize == 2 && table::t1_vlast_b16_v_major_lanes));
   static constexpr decode_shape shape =
-      tnm   ? dk::tuning::tn_mma_shape_of<table>(C, k_last, esize)
+      tnm   ? dk::tuning::tn_mma_shape_of<table>(C, k_last, esize, mma_per_key)
       : tn  ? dk::tuning::tn_shape_of<table>(C, esize)
       : tnv ? dk::tuning::tn_vlast_shape_of<table>(C, esize, tn_per_key)
       : t1  ? dk::tuning::t1_shape_of<table>(C, k_last, esize, small, bf16io, smem_state)

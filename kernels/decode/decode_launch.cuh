@@ -112,6 +112,9 @@ __global__ void __launch_bounds__((geometry<Family, C, S, L, M>::launch_bound)) 
 template <class G>
 int warps_along_v(int compute_units, const decode_problem& p) {
   int w = G::shape.max_warps_v;
+  // tn_mma_per_key: the block's warps share its stage (decode_tn_mma_keys.cuh),
+  // which is compiled for all of them, past V or not.
+  if constexpr (G::mma_per_key) return w;
   while (w > 1 && (w / 2) * G::v_per_warp >= p.dv) w /= 2;
   const int64_t heads = int64_t(p.batch) * p.hv;
   const int64_t want = int64_t(G::min_blocks_per_sm) * compute_units;
@@ -217,6 +220,12 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
                 ? (G::warps_k > 1 ? (G::tnv ? 2 : 1) * sizeof(float) * size_t(G::warps_k) * (2 * ls.lp.v_tile + 4) : 0)
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
+  // tn_mma_per_key: the block's stage (decode_tn_mma_keys.cuh), with per-token
+  // slots every token's state parts, else the last token's.
+  if constexpr (G::mma_per_key) {
+    using stage = mma_key_stage<G::k_cover, tn_mma_run_keys(G::k_last, G::esize), G::shape.max_warps_v>;
+    ls.smem = sizeof(float) * size_t(stage::block_floats(p.token_indices.data ? p.tokens : 1));
+  }
   return ls;
 }
 
@@ -230,9 +239,17 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
   const int64_t heads = int64_t(p.batch) * p.hv;
   if (p.r.gate == gate_kind::per_key) {
     const bool k_last = p.r.layout == state_layout::k_last;
-    if (p.tokens != 1)
-      return bf16_activations && tuning::tn_per_key_takes<table>(k_last) ? decode_mode::tn_per_key
-                                                                         : decode_mode::general;
+    if (p.tokens != 1) {
+      if (!bf16_activations) return decode_mode::general;
+      // V-last fp32 state on small grids stays on tn_per_key (the table's
+      // tn_mma_per_key_vlast_f32_min_heads_per_sm).
+      const bool small_vlast_f32 =
+          !k_last && p.pool.type == dtype::f32 &&
+          heads < int64_t(table::tn_mma_per_key_vlast_f32_min_heads_per_sm) * compute_units;
+      if (tuning::tn_mma_per_key_takes<table>(k_last) && p.tokens <= table::tn_mma_max_tokens && !small_vlast_f32)
+        return decode_mode::tn_mma_per_key;
+      return tuning::tn_per_key_takes<table>(k_last) ? decode_mode::tn_per_key : decode_mode::general;
+    }
     if (!tuning::t1_per_key_takes<table>()) return decode_mode::general;
     const int state_bytes = p.pool.type == dtype::f32 ? 4 : 2;
     if (tuning::t1_small_per_key_takes<table>(k_last, state_bytes) &&

@@ -23,7 +23,12 @@
 // T = 4 on the H200 in graph with PDL (NOTES.md v34 run 3): fp32 state B=32
 // 41.48 us, B=128 152.40; bf16 state 24.85, 90.50 (tn_bf16io: 52.68, 195.55;
 // 44.45, 162.89).
+// Per-key gates (decode_mode::tn_mma_per_key, KDA): the decays go into the B
+// operands and the sums (decode_tn_mma_keys.cuh), which then stand where D_t,
+// P(j, t) and the Gram matrix stand above; the B operands, no longer bf16,
+// are split into tf32 hi + lo as well.
 #pragma once
+#include "decode_tn_mma_keys.cuh"
 
 namespace dk::gpu::decode_detail {
 
@@ -56,7 +61,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // Column 2 c + e of n-tile j is key 4 P (j / HALF) + P c + 2 (j % HALF) + e:
   // runs of P keys a lane (K-last: the tile's 16-byte vectors; V-last: those
   // of the bf16 k and q).
-  constexpr int P = KL ? 16 / ES : 8;
+  constexpr int P = tn_mma_run_keys(KL, ES);
   constexpr int HALF = P / 2;           // n-tiles per run
   constexpr int NL = K / (4 * P);       // runs per lane
   constexpr int TW = ES == 4 ? 4 : 2;   // tile words per n-tile and lane
@@ -65,6 +70,8 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // The state update's k from memory instead of by shuffles from wv (the
   // table's tn_mma_vlast_bf16_reload_k: V-last bf16 state only, see there).
   constexpr bool RELOAD_K = !KL && S == dtype::bf16 && G::table::tn_mma_vlast_bf16_reload_k;
+  constexpr bool PK = G::mma_per_key;  // per-key gates: B operands and sums from the stage
+  using stage_t = mma_key_stage<K, P, G::shape.max_warps_v>;
   static_assert(K == 64 || K == 128, "tn_mma: K = 64 or 128");
   static_assert(G::table::tn_mma_max_tokens <= kMaxT, "tn_mma: at most 4 tokens (the 8 mma columns: k, q)");
 
@@ -75,8 +82,11 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   const int64_t b = at.b;
   const int h = at.h, T = p.tokens;
   const int v_warp = at.tile * lp.v_tile + warp * 16;  // V % 16 == 0: a warp is in or past V
-  if (v_warp >= p.dv) return;
-  const int row0 = v_warp + (KL ? g : 2 * g);  // this lane's rows: row0, row0 + R8
+  // Per-key gates: a warp past V still takes its part of the block's stage
+  // (reading rows 0..15 as its tile, which it neither uses nor stores).
+  const bool past_v = v_warp >= p.dv;
+  if (!PK && past_v) return;
+  const int row0 = (past_v ? 0 : v_warp) + (KL ? g : 2 * g);  // this lane's rows: row0, row0 + R8
 
   const int64_t slot = slot_of<G>(p, b);
   // Token t's k or q at the keys of quad lane cq: w[j] holds keys (n-tile j,
@@ -100,9 +110,11 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // Vector g of [k_0 .. k_3, q_0 .. q_3] at this lane's keys (with RELOAD_K
   // dead after the first products: the state update loads k again, from L1).
   uint32_t wv[NJ];
-  load_keys(g < 4 ? p.k : p.q, g & 3, c, wv);
+  if constexpr (!PK) load_keys(g < 4 ? p.k : p.q, g & 3, c, wv);
   lane_token_scalars tok;
   tok.issue(p, b, h, lane);
+  stage_t keys;  // per-key gates: this thread's part of the block's stage
+  if constexpr (PK) keys.issue(p, b, h, at.qk_head, T);
   float v0[kMaxT], v8[kMaxT];
   {
     const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + row0);
@@ -117,8 +129,8 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   uint16_t* const out = static_cast<uint16_t*>(const_cast<void*>(p.out.data)) + (b * p.out.stride[0] + h * p.out.stride[2] + row0);
 
   // Padding (slot -1 or out of range): zero outputs, the pool untouched.
-  if (slot < 0 || slot >= p.pool_slots) {
-    if (c < T) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
+  if (slot < 0 || slot >= p.pool_slots) {  // the whole block: one sequence
+    if (c < T && !past_v) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
     return;
   }
 
@@ -170,6 +182,16 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // tile is in flight (lp.lookahead: the table's tn_mma_..._lookahead_warps;
   // the block's warps share the lines, those past V leave theirs out).
   if (lp.lookahead > 0) prefetch_ahead<G>(lp);
+  // Per-key gates: the block's stage (with per-token slots, every token's
+  // state parts; else the last token's) and this lane's sum.
+  float* key_stage = nullptr;
+  float key_sum = 0.f;
+  if constexpr (PK) {
+    extern __shared__ f32x4 smem_vec[];
+    key_stage = reinterpret_cast<float*>(smem_vec);
+    key_sum = keys.finish(p, T, p.token_indices.data ? 0 : T - 1, key_stage);
+    if (past_v) return;
+  }
   tok.finish(p);
 
   // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity
@@ -177,25 +199,54 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   float xa[4] = {}, xb[4] = {}, xc[4] = {}, xd[4] = {}, ga[4] = {}, gb[4] = {};
 #pragma unroll
   for (int j = 0; j < NJ; ++j) {
-    const uint32_t b0 = wv[j] << 16, b1 = wv[j] & 0xffff0000u;  // keys (j, c, 0), (j, c, 1) of vector g
     float(&x)[4] = (j & 1) ? xb : xa;
-    if constexpr (ES == 4) {
-      uint32_t hi[4], lo[4];
+    if constexpr (PK) {  // B = the staged vector g at keys (j, c, 0..1), tf32 hi + lo
+      const float2 v = *reinterpret_cast<const float2*>(key_stage + (j * 32 + lane) * 2);
+      uint32_t bh0, bl0, bh1, bl1;
+      tf32_split(v.x, bh0, bl0);
+      tf32_split(v.y, bh1, bl1);
+      float(&xl)[4] = (j & 1) ? xd : xc;
+      if constexpr (ES == 4) {
+        uint32_t hi[4], lo[4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
-      mma_tf32((j & 1) ? xd : xc, lo[0], lo[2], lo[1], lo[3], b0, b1);
-      mma_tf32(x, hi[0], hi[2], hi[1], hi[3], b0, b1);
+        for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
+        mma_tf32(xl, lo[0], lo[2], lo[1], lo[3], bh0, bh1);
+        mma_tf32(xl, hi[0], hi[2], hi[1], hi[3], bl0, bl1);
+        mma_tf32(x, hi[0], hi[2], hi[1], hi[3], bh0, bh1);
+      } else {
+        auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
+        mma_tf32(xl, e(0), e(2), e(1), e(3), bl0, bl1);
+        mma_tf32(x, e(0), e(2), e(1), e(3), bh0, bh1);
+      }
     } else {
-      auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
-      mma_tf32(x, e(0), e(2), e(1), e(3), b0, b1);
+      const uint32_t b0 = wv[j] << 16, b1 = wv[j] & 0xffff0000u;  // keys (j, c, 0), (j, c, 1) of vector g
+      if constexpr (ES == 4) {
+        uint32_t hi[4], lo[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
+        mma_tf32((j & 1) ? xd : xc, lo[0], lo[2], lo[1], lo[3], b0, b1);
+        mma_tf32(x, hi[0], hi[2], hi[1], hi[3], b0, b1);
+      } else {
+        auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
+        mma_tf32(x, e(0), e(2), e(1), e(3), b0, b1);
+      }
+      mma_tf32((j & 1) ? gb : ga, b0, 0u, b1, 0u, b0, b1);
     }
-    mma_tf32((j & 1) ? gb : ga, b0, 0u, b1, 0u, b0, b1);
   }
 #pragma unroll
   for (int e = 0; e < 4; ++e) xa[e] = (xa[e] + xb[e]) + (xc[e] + xd[e]), ga[e] += gb[e];
 
   // G(n, n') (n, n' < 4: k, else q) sits in lane 4 n + n' / 2, element n' % 2.
-  auto gram = [&](int n, int n2) { return shfl((n2 & 1) ? ga[1] : ga[0], 4 * n + (n2 >> 1)); };
+  // Per-key gates: the staged sums (P(j, t)-weighted), lane s holding sum s;
+  // the decays are in them and in X, so dt stays 1 (tok has no scalar gate).
+  auto gram = [&](int n, int n2) {
+    if constexpr (PK) {
+      const int s = n2 < 4 ? stage_t::kk_sum(n, n2) : n < 4 ? stage_t::kq_sum(n, n2 - 4) : stage_t::qq_sum(n - 4);
+      return shfl(key_sum, s);
+    } else {
+      return shfl((n2 & 1) ? ga[1] : ga[0], 4 * n + (n2 >> 1));
+    }
+  };
   float rk[kMaxT], rq[kMaxT], kk[kMaxT][kMaxT], kq[kMaxT][kMaxT], dt[kMaxT], bt[kMaxT];
 #pragma unroll
   for (int t = 0; t < kMaxT; ++t) {
@@ -243,7 +294,9 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
 
   // The state after token t to slot sl: A = (rows x 8) column c = the hi part of
   // P(c, t) rk_c u_c (0 for c > t), column c + 4 its lo part; B = k_c at the
-  // n-tile's keys in both halves; C = D_t S.
+  // n-tile's keys in both halves; C = D_t S. Per-key gates: A = rk_c u_c,
+  // B = the staged P(c, t) k_c (hi in both halves, then lo against A's hi
+  // part by a second mma), C = S diag(D_t) from the staged D_t.
   auto emit_state = [&](int t, int64_t sl) {
     float u0 = 0.f, u8 = 0.f, d_all = dc[0];
 #pragma unroll
@@ -263,15 +316,28 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     // 4 c + g / 2 holds in wv (vector c) or, with RELOAD_K, loaded again.
     uint32_t kw[NJ];
     if constexpr (RELOAD_K) load_keys(p.k, c, g >> 1, kw);
+    const float* const tok_stage =
+        PK ? key_stage + stage_t::x_floats + (p.token_indices.data ? t : 0) * stage_t::token_floats : nullptr;
     // n-tile j of the new state: f = elements (g, 2c), (g, 2c + 1), (g + 8, 2c), (g + 8, 2c + 1).
     auto new_tile = [&](int j, float (&f)[4]) {
-      uint32_t w;
-      if constexpr (RELOAD_K) w = kw[j];
-      else w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
-      const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
+      if constexpr (PK) {
+        const float kv = tok_stage[j * 32 + lane];
+        const float2 dk = *reinterpret_cast<const float2*>(tok_stage + stage_t::u_floats + (j * 4 + c) * 2);
+        uint32_t kh, kl;
+        tf32_split(kv, kh, kl);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);
-      mma_tf32(f, h0, h8, l0, l8, kb, kb);
+        for (int e = 0; e < 4; ++e) f[e] = ((e & 1) ? dk.y : dk.x) * tile_elem<S, TW>(tw[j], e);
+        mma_tf32(f, h0, h8, l0, l8, kh, kh);
+        mma_tf32(f, h0, h8, 0u, 0u, kl, 0u);
+      } else {
+        uint32_t w;
+        if constexpr (RELOAD_K) w = kw[j];
+        else w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
+        const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);
+        mma_tf32(f, h0, h8, l0, l8, kb, kb);
+      }
     };
     if constexpr (KL) {
 #pragma unroll

@@ -136,6 +136,11 @@ struct decode_shape {
 //             computed from the tile as loaded (kernels/decode/decode_tn_mma.cuh).
 //             V-last state too where tn_mma_vlast is set (tn_mma_vlast_warps_v
 //             warps along V per block). Longer T takes tn_bf16io / tn_vlast.
+//   tn_mma_per_key  the same with per-key gates (KDA), where tn_mma_per_key is
+//             set too (both layouts where tn_mma takes them): each key's decays
+//             in the mma's B operands and the k.k, k.q sums, staged per warp in
+//             shared memory (kernels/decode/decode_tn_mma_keys.cuh). Longer T
+//             takes tn_per_key.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -152,9 +157,10 @@ enum class decode_mode : int {
   t1_per_key_smem = 12,
   tn_per_key = 13,
   t1_small_per_key = 14,
-  tn_mma = 15
+  tn_mma = 15,
+  tn_mma_per_key = 16
 };
-constexpr int kDecodeModes = 16;
+constexpr int kDecodeModes = 17;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -271,6 +277,13 @@ constexpr int kDecodeModes = 16;
 //                      (16 values each), its register cap for 16-bit state, and
 //                      whether bf16 state's update loads k again rather than
 //                      keeping it in registers.
+//   tn_mma_per_key, tn_mma_per_key_warps_v  whether such launches with per-key
+//                      gates take decode_mode::tn_mma_per_key (on the layouts
+//                      tn_mma takes), and its warps along V per block (whatever
+//                      the grid: they share the keys' decays).
+//   tn_mma_per_key_vlast_f32_min_heads_per_sm  V-last fp32 state takes it
+//                      from this many (sequence, head) pairs per SM on (fewer:
+//                      tn_per_key).
 //   tn_mma_{,vlast_}{f32,b16}_lookahead_warps  tn_mma blocks prefetch into L2
 //                      the tile of the block this many warps per SM (over the
 //                      block's warps, times the SMs) on; 0 = off.
@@ -404,17 +417,25 @@ template <class Table>
 constexpr bool tn_mma_takes(bool k_last) {
   return Table::tn_mma && (k_last || Table::tn_mma_vlast);
 }
+// The same for per-key gates (decode_mode::tn_mma_per_key).
+template <class Table>
+constexpr bool tn_mma_per_key_takes(bool k_last) {
+  return Table::tn_mma_per_key && tn_mma_takes<Table>(k_last);
+}
 // The tn_mma tile (decode_tn_mma.cuh): warps of 16 values x K keys, lane 4 g + c
 // holding 2 values and K / 4 keys. K-last: 4 lanes along K (K / 4 keys each) x
 // 8 along V, 2 rows per lane, one warp per block. V-last: any shape of the same
 // cover (16 values, K keys: 16-byte vectors of values, lanes along K to fill
 // the warp), max_warps_v warps along V.
+// Per-key gates: tn_mma_per_key_warps_v warps along V on both layouts (they
+// share the keys' decays).
 template <class Table>
-constexpr decode_shape tn_mma_shape_of(decode_class c, bool k_last, int state_bytes) {
+constexpr decode_shape tn_mma_shape_of(decode_class c, bool k_last, int state_bytes, bool per_key) {
   const int keys = c == decode_class::k64 ? 64 : 128;
   const int vec = 16 / state_bytes, lanes_k = 32 / (16 / vec);  // lanes_v = 16 / vec
-  return k_last ? decode_shape{4, keys / 4 / vec, 2, 1, 1}
-                : decode_shape{lanes_k, 1, keys / lanes_k, 1, Table::tn_mma_vlast_warps_v};
+  const int warps_v = per_key ? Table::tn_mma_per_key_warps_v : k_last ? 1 : Table::tn_mma_vlast_warps_v;
+  return k_last ? decode_shape{4, keys / 4 / vec, 2, 1, warps_v}
+                : decode_shape{lanes_k, 1, keys / lanes_k, 1, warps_v};
 }
 
 // The tn_bf16io tile (K-last, one warp per block): 8 keys per thread for both

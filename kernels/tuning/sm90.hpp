@@ -295,6 +295,20 @@ struct decode_tuning<90> {
   // 42.48, bf16 24.90 -> 25.35; V-last fp32 46.43 -> 46.87); fp16 V-last state
   // (not in the benchmark) would spill more with it (40 -> 68 bytes), so off there.
   static constexpr bool tn_mma_vlast_bf16_reload_k = true;
+  // Per-key gates (KDA) at T = 2..tn_mma_max_tokens on the same body
+  // (decode_mode::tn_mma_per_key, before tn_per_key): the decays in the B
+  // operands and the sums, staged in shared memory by the block's 4 warps
+  // (one key a thread at K = 128; their loads before the tile's). NOTES.md v36
+  // run 3, decode-ab, 2 rounds, Kimi Linear's heads at T = 4 with PDL,
+  // tn_per_key -> this: K-last fp32 B=1 6.75 -> 6.49 us, B=32 69.50 -> 51.31,
+  // B=128 252.07 -> 180.44; bf16 state 6.50 -> 5.81, 65.76 -> 33.26, 246.16
+  // -> 123.88; V-last fp32 B=32 78.04 -> 54.75, B=128 289.08 -> 200.61; bf16
+  // 7.06 -> 6.34, 79.17 -> 36.57, 293.97 -> 133.93; but V-last fp32 B=1
+  // 6.42 -> 7.40 (32 heads: below one head per SM it stays on tn_per_key).
+  // 2 warps (2 keys a thread): 2-16 % slower (run 2); the loads after the
+  // tile's: 1-8 % slower (run 3).
+  static constexpr bool tn_mma_per_key = true;
+  static constexpr int tn_mma_per_key_warps_v = 4, tn_mma_per_key_vlast_f32_min_heads_per_sm = 1;
   // Every tn_mma block prefetches into L2 the tile of the block that takes
   // its place about a wave later (the resident warps per SM at the register
   // caps: fp32 12, 16-bit 16; 0 = off). NOTES.md v35 run 8, decode-ab, 2

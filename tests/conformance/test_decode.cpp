@@ -294,8 +294,9 @@ TEST_CASE("decode: several tokens with bf16 activations on V-last state") {
 }
 
 // KDA speculative verification (per-key gates, T > 1; the CUDA backend's
-// tn_per_key kernels on sm_90a with bf16 activations, on the tn_bf16io body
-// for K-last state and the tn_vlast body for V-last): both layouts, every
+// tn_mma_per_key kernels on sm_90a with bf16 activations at T = 2..4, the
+// tn_per_key ones past that, on the tn_bf16io body for K-last state and the
+// tn_vlast body for V-last): both layouts, every
 // state dtype, both K classes, the gate forms, per-token and other output
 // slots, decays that take the state below 2^-20 within 16 tokens, several
 // waves of blocks, and fp32 activations (the general kernel).
@@ -322,16 +323,17 @@ TEST_CASE("decode: per-key gates over several tokens") {
         check_decode(s);
       }
   for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST}) {
-    for (dt state : {dt::f32, dt::bf16}) {  // strong decays
-      decode_spec fast = base(16, ++seed);
-      fast.heads = {2, 4, 128, 128};
-      fast.rule.gate = DK_GATE_PER_KEY;
-      fast.rule.layout = layout;
-      fast.rule.fast_decay = true;
-      fast.types.state = state;
-      fast.types.io = dt::bf16;
-      check_decode(fast);
-    }
+    for (dt state : {dt::f32, dt::bf16})  // strong decays
+      for (int T : {4, 16}) {
+        decode_spec fast = base(T, ++seed);
+        fast.heads = {2, 4, 128, 128};
+        fast.rule.gate = DK_GATE_PER_KEY;
+        fast.rule.layout = layout;
+        fast.rule.fast_decay = true;
+        fast.types.state = state;
+        fast.types.io = dt::bf16;
+        check_decode(fast);
+      }
     decode_spec wide = base(3, ++seed);  // several waves of blocks on 132 SMs
     wide.B = 72;
     wide.padded = {5};

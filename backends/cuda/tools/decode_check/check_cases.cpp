@@ -702,10 +702,10 @@ std::vector<case_desc> check_cases(bool small) {
     c.out_slots = true;
     add(c);
   }
-  // T > 1 with per-key gates (tn_per_key with bf16 activations on the
-  // tn_bf16io body for K-last state and the tn_vlast body for V-last: every
-  // state dtype, K = 128 and 64, one and several waves; fp32 activations run
-  // the general kernel).
+  // T > 1 with per-key gates and bf16 activations: T = 2..4 on tensor cores
+  // (tn_mma_per_key), longer T on tn_per_key (the tn_bf16io body for K-last
+  // state, the tn_vlast body for V-last); every state dtype, K = 128 and 64,
+  // one and several waves; fp32 activations run the general kernel.
   for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST}) {
     const bool v_last = layout == DK_STATE_V_LAST;
     const std::string tn = v_last ? "tn per-key vlast " : "tn per-key ";
@@ -748,6 +748,47 @@ std::vector<case_desc> check_cases(bool small) {
       c.raw = c.l2norm = true;
       add(c);
     }
+    {  // V = 80: warps past V in V-last blocks of 4 warps
+      case_desc c = per_key({"f16 state raw K=128 V=80 T=3 out_slots strided", 6, 3, 2, 8, 128, 80});
+      c.raw = c.logit = c.l2norm = true;
+      c.io = c.gates = elem::bf16;
+      c.state = elem::f16;
+      c.out_slots = c.strided = true;
+      add(c);
+    }
+    {
+      case_desc c = per_key({"bf16 state raw T=4 B=40 GVA2 pad", 40, 4, 16, 32, 128, 128});
+      c.raw = c.l2norm = true;
+      c.io = c.state = elem::bf16;
+      c.padding = true;
+      add(c);
+    }
+    {  // tn_per_key past tn_mma's 4 tokens, fp32 and 16-bit state
+      case_desc c = per_key({"f32 state raw T=6 B=24 pad", 24, 6, 4, 8, 128, 128});
+      c.raw = c.logit = c.l2norm = true;
+      c.io = c.gates = elem::bf16;
+      c.padding = true;
+      add(c);
+    }
+    {
+      case_desc c = per_key({"bf16 state log K=64 T=5 token_slots idx64", 5, 5, 2, 4, 64, 64});
+      c.io = c.state = elem::bf16;
+      c.token_slots = c.idx64 = true;
+      add(c);
+    }
+  }
+  // V-last fp32 state under one head per SM stays on tn_per_key (sm90's
+  // tn_mma_per_key_vlast_f32_min_heads_per_sm); 16-bit state does not.
+  for (elem state : {elem::f32, elem::bf16}) {
+    case_desc c{state == elem::f32 ? "tn per-key vlast f32 state raw T=4 B=3 small grid"
+                                   : "tn per-key vlast bf16 state raw T=4 B=3 small grid",
+                3, 4, 8, 32, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.l2norm = true;
+    c.io = elem::bf16;
+    c.state = state;
+    add(c);
   }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
     std::vector<case_desc> sub;
