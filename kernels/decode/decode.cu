@@ -75,6 +75,7 @@ int family_slot(const target& t) {
 // occupancy query, remembered per device with the block size asked.
 template <class G>
 constexpr int late_prefetch_blocks() {
+  if constexpr (G::mma_per_key && G::k_last) return G::table::tn_mma_per_key_late_prefetch_blocks_per_sm;
   return G::k_last ? G::table::programmatic_late_prefetch_blocks_per_sm
                    : G::table::programmatic_late_prefetch_vlast_blocks_per_sm;
 }

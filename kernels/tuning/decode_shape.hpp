@@ -284,6 +284,9 @@ constexpr int kDecodeModes = 17;
 //   tn_mma_per_key_vlast_f32_min_heads_per_sm  V-last fp32 state takes it
 //                      from this many (sequence, head) pairs per SM on (fewer:
 //                      tn_per_key).
+//   tn_mma_per_key_late_prefetch_blocks_per_sm  its K-last blocks per SM that
+//                      prefetch their tiles before the programmatic wait (the
+//                      last of the first wave; V-last: programmatic_late_prefetch_vlast_blocks_per_sm).
 //   tn_mma_{,vlast_}{f32,b16}_lookahead_warps  tn_mma blocks prefetch into L2
 //                      the tile of the block this many warps per SM (over the
 //                      block's warps, times the SMs) on; 0 = off.

@@ -309,6 +309,14 @@ struct decode_tuning<90> {
   // tile's: 1-8 % slower (run 3).
   static constexpr bool tn_mma_per_key = true;
   static constexpr int tn_mma_per_key_warps_v = 4, tn_mma_per_key_vlast_f32_min_heads_per_sm = 1;
+  // Its K-last blocks (4 warps, where the other K-last grids have one) that
+  // prefetch their tiles before the programmatic wait, per SM: 4, as the
+  // one-warp grids, lost 1-3 % against no programmatic launch; 1 (the same
+  // warps) with PDL, NOTES.md v36 run 5: fp32 B=32 51.18 -> 49.76 us, B=128
+  // 180.59 -> 179.66, bf16 B=128 124.28 -> 122.80, B=32 33.23 -> 33.41, B=1
+  // level; none: the same but bf16 B=32 33.82. V-last keeps
+  // programmatic_late_prefetch_vlast_blocks_per_sm (2; 1 level, none 0.2-2 % slower).
+  static constexpr int tn_mma_per_key_late_prefetch_blocks_per_sm = 1;
   // Every tn_mma block prefetches into L2 the tile of the block that takes
   // its place about a wave later (the resident warps per SM at the register
   // caps: fp32 12, 16-bit 16; 0 = off). NOTES.md v35 run 8, decode-ab, 2
