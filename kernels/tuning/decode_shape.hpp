@@ -138,7 +138,7 @@ struct decode_shape {
 //             warps along V per block). Longer T takes tn_bf16io / tn_vlast.
 //   tn_mma_per_key  the same with per-key gates (KDA), where tn_mma_per_key is
 //             set too (both layouts where tn_mma takes them): each key's decays
-//             in the mma's B operands and the k.k, k.q sums, staged per warp in
+//             in the mma's B operands and the k.k, k.q sums, staged per block in
 //             shared memory (kernels/decode/decode_tn_mma_keys.cuh). Longer T
 //             takes tn_per_key.
 enum class decode_mode : int {
