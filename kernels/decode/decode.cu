@@ -187,44 +187,32 @@ constexpr bool takes_bf16io() {
   else if constexpr (L != state_layout::k_last) return S == dtype::f32;
   else return bf16io_fits<geometry<F, C, S, L, M>>();
 }
+// Mode M's own instance where the table takes it (`Takes`: the rule mode_for
+// follows too), else the general kernel (never picked for M there).
+template <int F, decode_class C, dtype S, state_layout L, decode_mode M, bool Takes>
+constexpr entry own_or_general() {
+  if constexpr (Takes) return entry_of<F, C, S, L, M>();
+  else return entry_of<F, C, S, L, decode_mode::general>();
+}
 // The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small
 // is the t1 instance itself when the table gives both one shape, and the
 // bf16-I/O mode falls back to t1 where the family, layout or tile does not take it.
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry instance() {
+  using table = tuning::decode_tuning<F>;
+  constexpr bool k_last = L == state_layout::k_last;
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
-  } else if constexpr (M == decode_mode::tn_bf16io) {
-    // mode_for picks it only where the table sets tn_bf16io, for K-last state.
-    if constexpr (tuning::tn_bf16io_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
-      return entry_of<F, C, S, L, decode_mode::tn_bf16io>();
-    else
-      return entry_of<F, C, S, L, decode_mode::general>();
-  } else if constexpr (M == decode_mode::tn_mma) {
-    // mode_for picks it only where tn_mma_takes (K-last state; V-last where the table says).
-    if constexpr (tuning::tn_mma_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
-      return entry_of<F, C, S, L, decode_mode::tn_mma>();
-    else
-      return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::tn_bf16io) {  // K-last state where the table sets tn_bf16io
+    return own_or_general<F, C, S, L, M, tuning::tn_bf16io_takes<table>(k_last)>();
+  } else if constexpr (M == decode_mode::tn_mma) {  // K-last state; V-last where the table says
+    return own_or_general<F, C, S, L, M, tuning::tn_mma_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_mma_per_key) {
-    // mode_for picks it only where tn_mma_per_key_takes.
-    if constexpr (tuning::tn_mma_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
-      return entry_of<F, C, S, L, decode_mode::tn_mma_per_key>();
-    else
-      return entry_of<F, C, S, L, decode_mode::general>();
-  } else if constexpr (M == decode_mode::tn_per_key) {
-    // mode_for picks it only where tn_per_key_takes (K-last: the tn_bf16io
-    // body; V-last: the tn_vlast body).
-    if constexpr (tuning::tn_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
-      return entry_of<F, C, S, L, decode_mode::tn_per_key>();
-    else
-      return entry_of<F, C, S, L, decode_mode::general>();
+    return own_or_general<F, C, S, L, M, tuning::tn_mma_per_key_takes<table>(k_last)>();
+  } else if constexpr (M == decode_mode::tn_per_key) {  // K-last: the tn_bf16io body; V-last: the tn_vlast body
+    return own_or_general<F, C, S, L, M, tuning::tn_per_key_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::t1_per_key) {
-    // mode_for picks it only where t1_per_key_takes.
-    if constexpr (tuning::t1_per_key_takes<tuning::decode_tuning<F>>())
-      return entry_of<F, C, S, L, decode_mode::t1_per_key>();
-    else
-      return entry_of<F, C, S, L, decode_mode::general>();
+    return own_or_general<F, C, S, L, M, tuning::t1_per_key_takes<table>()>();
   } else if constexpr (M == decode_mode::t1_small_per_key) {
     // mode_for picks it only where t1_small_per_key_takes.
     if constexpr (tuning::t1_small_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last,
@@ -235,7 +223,6 @@ constexpr entry instance() {
   } else if constexpr (M == decode_mode::t1_per_key_smem) {
     // mode_for picks it only where t1_per_key_smem_takes: K-last with a fitting
     // tile, V-last where the scalar gate's V-last smem body is on.
-    using table = tuning::decode_tuning<F>;
     if constexpr (!tuning::t1_per_key_smem_takes<table>(L == state_layout::k_last)) {
       return instance<F, C, S, L, decode_mode::t1_per_key>();
     } else if constexpr (L == state_layout::k_last) {
@@ -248,12 +235,8 @@ constexpr entry instance() {
     } else {
       return instance<F, C, S, L, decode_mode::t1_per_key>();
     }
-  } else if constexpr (M == decode_mode::tn_vlast) {
-    // mode_for picks it only where the table sets tn_vlast, for V-last state.
-    if constexpr (tuning::tn_vlast_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
-      return entry_of<F, C, S, L, decode_mode::tn_vlast>();
-    else
-      return entry_of<F, C, S, L, decode_mode::general>();
+  } else if constexpr (M == decode_mode::tn_vlast) {  // V-last state where the table sets tn_vlast
+    return own_or_general<F, C, S, L, M, tuning::tn_vlast_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_bf16io_mid) {
     // mode_for picks it only where the table sets the mid grids' window.
     if constexpr (tuning::tn_bf16io_mid_takes<tuning::decode_tuning<F>>(L == state_layout::k_last))
@@ -272,7 +255,6 @@ constexpr entry instance() {
     // mode_for picks it only where the table enables it: K-last state (16-bit
     // state where the bf16-I/O tile fits, which takes_bf16io checks too), and
     // V-last state.
-    using table = tuning::decode_tuning<F>;
     constexpr bool takes = L == state_layout::k_last
                                ? tuning::t1_bf16io_smem_on<table>(S == dtype::f32) &&
                                      takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>()

@@ -114,14 +114,17 @@ int warps_along_v(int compute_units, const decode_problem& p) {
   int w = G::shape.max_warps_v;
   // tn_mma_per_key: the block's warps share its stage (decode_tn_mma_keys.cuh),
   // which is compiled for all of them, past V or not.
-  if constexpr (G::mma_per_key) return w;
-  while (w > 1 && (w / 2) * G::v_per_warp >= p.dv) w /= 2;
-  const int64_t heads = int64_t(p.batch) * p.hv;
-  const int64_t want = int64_t(G::min_blocks_per_sm) * compute_units;
-  while (w > 1) {
-    const int tile = w * G::v_per_warp;
-    if (heads * ((p.dv + tile - 1) / tile) >= want) break;
-    w /= 2;
+  if constexpr (!G::mma_per_key) {
+    while (w > 1 && (w / 2) * G::v_per_warp >= p.dv) w /= 2;
+    const int64_t heads = int64_t(p.batch) * p.hv;
+    const int64_t want = int64_t(G::min_blocks_per_sm) * compute_units;
+    while (w > 1) {
+      const int tile = w * G::v_per_warp;
+      if (heads * ((p.dv + tile - 1) / tile) >= want) break;
+      w /= 2;
+    }
+  } else {
+    (void)compute_units, (void)p;
   }
   return w;
 }

@@ -5,7 +5,7 @@
 // A warp holds 16 values x K keys: lane 4 g + c the rows g and g + 8 (g = lane
 // / 4) of the m16n8 accumulator of an mma per 8-key n-tile, at K / 4 keys.
 // K-last: rows g, g + 8 are values g, g + 8 and a lane's keys run in 16-byte
-// vectors (one warp per block); V-last: rows g, g + 8 are values 2 g, 2 g + 1,
+// vectors (one warp per block; per-key gates: tn_mma_per_key_warps_v); V-last: rows g, g + 8 are values 2 g, 2 g + 1,
 // read as one 8-byte (fp32) or 4-byte (16-bit) run per key (G::shape's warps
 // along V per block, 16 values each, so that a block reads longer runs of each
 // key row). The T tokens are done at once (the WY form of the recurrence over

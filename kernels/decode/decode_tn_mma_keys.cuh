@@ -100,12 +100,12 @@ struct mma_key_stage {
 #pragma unroll
     for (int i = 0; i < kKeys; ++i) {
       float kf[kMaxT], qf[kMaxT], a[kMaxT], d[kMaxT];
+      const float bias = bits_to_f(bw[i], p.dt_bias.type);
 #pragma unroll
       for (int t = 0; t < kMaxT; ++t) {
         kf[t] = bf16_bits_to_float(kw[i][t]);
         qf[t] = bf16_bits_to_float(qw[i][t]);
-        a[t] = t < T ? decay_of<true>(bits_to_f(gw[i][t], p.g.type), bits_to_f(bw[i], p.dt_bias.type), al, raw)
-                     : 1.f;
+        a[t] = t < T ? decay_of<true>(bits_to_f(gw[i][t], p.g.type), bias, al, raw) : 1.f;
         d[t] = (t ? d[t - 1] : 1.f) * a[t];
         sums[kk_sum(t, t)] = fmaf(kf[t], kf[t], sums[kk_sum(t, t)]);
         sums[qq_sum(t)] = fmaf(qf[t], qf[t], sums[qq_sum(t)]);
@@ -163,15 +163,17 @@ struct mma_key_stage {
   }
 
  private:
-  // After the stage of width S a lane keeps the half of its sums that its lane bit S picks.
-  template <int S>
+  // One stage of scatter_stages (decode_t1_bf16io.cuh), its width a template
+  // argument: that loop over 32 sums left them in a 128-192-byte stack frame
+  // here (ptxas, sm_90a). A lane keeps the half of its sums that its lane bit OFF picks.
+  template <int OFF>
   DK_DEVICE static void scatter_stage(float (&sums)[32], int lane) {
-    const bool upper = lane & S;
+    const bool upper = lane & OFF;
 #pragma unroll
-    for (int i = 0; i < S; ++i) {
-      const float give = upper ? sums[i] : sums[i + S];
-      const float keep = upper ? sums[i + S] : sums[i];
-      sums[i] = keep + shfl_xor(give, S);
+    for (int i = 0; i < OFF; ++i) {
+      const float give = upper ? sums[i] : sums[i + OFF];
+      const float keep = upper ? sums[i + OFF] : sums[i];
+      sums[i] = keep + shfl_xor(give, OFF);
     }
   }
 };
