@@ -294,6 +294,12 @@ std::vector<workload> standard_workloads(bool quick) {
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {1, 8, 32, 128}) w.push_back(decode("qwen3next-vlast-mtp4", 16, 32, b, 4, state, true));
+  // Longer drafts (T = 8, chunks of 4 tokens on tensor cores) on both layouts: full set only.
+  if (!quick)
+    for (elem state : {elem::f32, elem::bf16}) {
+      for (int b : {1, 8, 32, 128}) w.push_back(decode("qwen3next-mtp8", 16, 32, b, 8, state));
+      w.push_back(decode("qwen3next-vlast-mtp8", 16, 32, 32, 8, state, true));
+    }
   // Kimi Delta Attention (per-key gates; Kimi Linear's KDA layers: 32 heads,
   // K = V = 128), T = 1 on K-last state: full set only.
   if (!quick)

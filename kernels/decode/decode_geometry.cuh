@@ -44,9 +44,11 @@ struct geometry {
   // tn_vlast (T > 1, V-last state) runs its own body on the t1 V-last grid.
   static constexpr bool tnv = M == decode_mode::tn_vlast || (tn_per_key && !k_last);
   // tn_mma (T = 2..4) runs its own body on the tensor cores, 16 values a warp;
-  // tn_mma_per_key is that body with a decay per key.
+  // tn_mma_per_key is that body with a decay per key; tn_mma_chunked the body
+  // over T > 4 in chunks of 4 tokens, its tile held as fp32 between them.
   static constexpr bool mma_per_key = M == decode_mode::tn_mma_per_key;
-  static constexpr bool tnm = M == decode_mode::tn_mma || mma_per_key;
+  static constexpr bool mma_chunked = M == decode_mode::tn_mma_chunked;
+  static constexpr bool tnm = M == decode_mode::tn_mma || mma_per_key || mma_chunked;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv && !tnm;
   static constexpr bool pipe = M == decode_mode::t1_pipe;
   // t1_per_key: the t1 body with a decay per key (KDA), on the t1 tiles;
@@ -133,6 +135,7 @@ struct geometry {
   static constexpr int table_bound = pipe ? max_threads * pipe_blocks_per_sm
                                     : M == decode_mode::tn_bf16io_mid ? table::tn_bf16io_mid_bound
                                     : tnv ? table::tn_vlast_bound
+                                    : mma_chunked ? table::tn_mma_chunked_bound
                                     : tnm ? (esize == 4   ? table::tn_mma_f32_bound
                                              : k_last ? table::tn_mma_b16_bound
                                                       : table::tn_mma_vlast_b16_bound)

@@ -269,6 +269,8 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
     const bool k_last = p.r.layout == state_layout::k_last;
     if (!bf16_activations) return decode_mode::general;
     if (tuning::tn_mma_takes<table>(k_last) && p.tokens <= table::tn_mma_max_tokens) return decode_mode::tn_mma;
+    if (tuning::tn_mma_chunked_takes<table>(k_last) && p.tokens <= table::tn_mma_chunked_max_tokens)
+      return decode_mode::tn_mma_chunked;
     if (tuning::tn_vlast_takes<table>(k_last)) return decode_mode::tn_vlast;
     if (!tuning::tn_bf16io_takes<table>(k_last)) return decode_mode::general;
     const bool mid = tuning::tn_bf16io_mid_takes<table>(k_last) &&

@@ -64,16 +64,22 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   constexpr int P = tn_mma_run_keys(KL, ES);
   constexpr int HALF = P / 2;           // n-tiles per run
   constexpr int NL = K / (4 * P);       // runs per lane
-  constexpr int TW = ES == 4 ? 4 : 2;   // tile words per n-tile and lane
+  // tn_mma_chunked: T > 4 in chunks of 4 tokens, the tile held as fp32 words
+  // between them (every state dtype: the state stays fp32 within a call).
+  constexpr bool CH = G::mma_chunked;
+  constexpr bool F32T = ES == 4 || CH;  // the tile as fp32 words (split hi / lo in the products)
+  constexpr int TW = F32T ? 4 : 2;      // tile words per n-tile and lane
   constexpr int R8 = KL ? 8 : 1;        // value of row g + 8, from row g's
   constexpr int kMaxT = 4;
   // The state update's k from memory instead of by shuffles from wv (the
   // table's tn_mma_vlast_bf16_reload_k: V-last bf16 state only, see there).
-  constexpr bool RELOAD_K = !KL && S == dtype::bf16 && G::table::tn_mma_vlast_bf16_reload_k;
+  constexpr bool RELOAD_K = !KL && !CH && S == dtype::bf16 && G::table::tn_mma_vlast_bf16_reload_k;
   constexpr bool PK = G::mma_per_key;  // per-key gates: B operands and sums from the stage
+  static_assert(!(PK && CH), "tn_mma: per-key gates take at most 4 tokens");
   using stage_t = mma_key_stage<K, P, G::shape.max_warps_v>;
   static_assert(K == 64 || K == 128, "tn_mma: K = 64 or 128");
   static_assert(G::table::tn_mma_max_tokens <= kMaxT, "tn_mma: at most 4 tokens (the 8 mma columns: k, q)");
+  static_assert(!CH || G::table::tn_mma_chunked_max_tokens <= kWarpSize, "tn_mma_chunked: a token's scalars a lane");
 
   const decode_problem& p = lp.p;
   const int lane = int(threadIdx.x) % kWarpSize, g = lane >> 2, c = lane & 3;
@@ -116,21 +122,29 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   stage_t keys;  // per-key gates: this thread's part of the block's stage
   if constexpr (PK) keys.issue(p, b, h, at.qk_head, T);
   float v0[kMaxT], v8[kMaxT];
-  {
+  // v of the chunk from token t0 (tn_mma: t0 = 0).
+  auto load_values = [&](int t0) {
     const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + row0);
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) {
       v0[t] = v8[t] = 0.f;
-      if (t < T) v0[t] = bf16_bits_to_float(vp[t * p.v.stride[1]]), v8[t] = bf16_bits_to_float(vp[t * p.v.stride[1] + R8]);
+      if (t0 + t < T)
+        v0[t] = bf16_bits_to_float(vp[(t0 + t) * p.v.stride[1]]),
+        v8[t] = bf16_bits_to_float(vp[(t0 + t) * p.v.stride[1] + R8]);
     }
-  }
+  };
+  load_values(0);
   const int64_t store_slot =
       p.token_indices.data ? -1 : p.out_indices.data ? load_index(p.out_indices, b * p.out_indices.stride[0]) : slot;
   uint16_t* const out = static_cast<uint16_t*>(const_cast<void*>(p.out.data)) + (b * p.out.stride[0] + h * p.out.stride[2] + row0);
 
   // Padding (slot -1 or out of range): zero outputs, the pool untouched.
   if (slot < 0 || slot >= p.pool_slots) {  // the whole block: one sequence
-    if (c < T && !past_v) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
+    if constexpr (CH) {
+      for (int t = c; t < T; t += 4) out[t * p.out.stride[1]] = 0, out[t * p.out.stride[1] + R8] = 0;
+    } else {
+      if (c < T && !past_v) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
+    }
     return;
   }
 
@@ -149,6 +163,17 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   };
   const int64_t key_step = p.pool.stride[2] * ES;
   uint32_t tw[NJ][TW];
+  // A 16-bit n-tile from its row words (row g, row g + 8): kept packed, or
+  // (tn_mma_chunked) as fp32 words.
+  auto set_tile16 = [&](uint32_t(&w)[TW], uint32_t r0, uint32_t r8) {
+    if constexpr (F32T) {
+      const uint32_t pr[2] = {r0, r8};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) w[e] = float_to_bits(tile_elem<S, 2>(pr, e));
+    } else {
+      w[0] = r0, w[1] = r8;
+    }
+  };
   if constexpr (KL) {
 #pragma unroll
     for (int i = 0; i < NL; ++i) {
@@ -160,7 +185,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
           tw[HALF * i + m][0] = w0[2 * m], tw[HALF * i + m][1] = w0[2 * m + 1];
           tw[HALF * i + m][2] = w8[2 * m], tw[HALF * i + m][3] = w8[2 * m + 1];
         } else {
-          tw[HALF * i + m][0] = w0[m], tw[HALF * i + m][1] = w8[m];
+          set_tile16(tw[HALF * i + m], w0[m], w8[m]);
         }
       }
     }
@@ -174,10 +199,15 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       } else {  // words (row g, row g + 8) of keys 2c and 2c + 1 -> one word per row
         const uint32_t e0 = *reinterpret_cast<const uint32_t*>(at0);
         const uint32_t e1 = *reinterpret_cast<const uint32_t*>(at0 + key_step);
-        tw[j][0] = __byte_perm(e0, e1, 0x5410), tw[j][1] = __byte_perm(e0, e1, 0x7632);
+        set_tile16(tw[j], __byte_perm(e0, e1, 0x5410), __byte_perm(e0, e1, 0x7632));
       }
     }
   }
+  // Element e of n-tile j (the order of set_tile16's).
+  auto elem = [&](int j, int e) {
+    if constexpr (F32T) return bits_to_float(tw[j][e]);
+    else return tile_elem<S, TW>(tw[j], e);
+  };
   // The tile of the block about a wave on into L2, its slot read while this
   // tile is in flight (lp.lookahead: the table's tn_mma_..._lookahead_warps;
   // the block's warps share the lines, those past V leave theirs out).
@@ -193,6 +223,13 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     if (past_v) return;
   }
   tok.finish(p);
+
+  // tn_mma_chunked: chunks of 4 tokens from t0, each from the tile the last
+  // left (tn_mma: one chunk, t0 = 0, TC = T). Tokens past T in a chunk carry
+  // decay 1 and beta 0, so they change nothing.
+  for (int t0 = 0; CH ? t0 < T : t0 == 0; t0 += kMaxT) {
+  const int TC = CH ? min(kMaxT, T - t0) : T;  // this chunk's tokens
+  const bool last_chunk = !CH || t0 + kMaxT >= T;
 
   // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity
   // (and hi / lo) so that the mmas do not form one chain.
@@ -220,7 +257,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       }
     } else {
       const uint32_t b0 = wv[j] << 16, b1 = wv[j] & 0xffff0000u;  // keys (j, c, 0), (j, c, 1) of vector g
-      if constexpr (ES == 4) {
+      if constexpr (F32T) {
         uint32_t hi[4], lo[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
@@ -256,8 +293,8 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       kk[j][t] = j < t ? gram(j, t) : 0.f;
       kq[j][t] = j <= t ? gram(j, 4 + t) : 0.f;
     }
-    dt[t] = t < T ? tok.decay_of_token(t) : 1.f;
-    bt[t] = t < T ? tok.beta_of_token(t) : 0.f;
+    dt[t] = t < TC ? tok.decay_of_token(t0 + t) : 1.f;
+    bt[t] = t < TC ? tok.beta_of_token(t0 + t) : 0.f;
   }
   // pm[j][t] = P(j, t), dc[t] = D_t; past T the decays are 1, so index kMaxT - 1 is T - 1's.
   float pm[kMaxT][kMaxT], dc[kMaxT];
@@ -284,12 +321,12 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       o[r][t] = y;
     }
   }
-  if (c < T) {  // lane c writes token c's outputs of its rows
+  if (c < TC) {  // lane c writes token t0 + c's outputs of its rows
     float o0 = 0.f, o8 = 0.f;
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) o0 = c == t ? o[0][t] : o0, o8 = c == t ? o[1][t] : o8;
-    out[c * p.out.stride[1]] = float_to_bf16_bits(o0);
-    out[c * p.out.stride[1] + R8] = float_to_bf16_bits(o8);
+    out[(t0 + c) * p.out.stride[1]] = float_to_bf16_bits(o0);
+    out[(t0 + c) * p.out.stride[1] + R8] = float_to_bf16_bits(o8);
   }
 
   // The state after token t to slot sl: A = (rows x 8) column c = the hi part of
@@ -297,7 +334,9 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // n-tile's keys in both halves; C = D_t S. Per-key gates: A = rk_c u_c,
   // B = the staged P(c, t) k_c (hi in both halves, then lo against A's hi
   // part by a second mma), C = S diag(D_t) from the staged D_t.
-  auto emit_state = [&](int t, int64_t sl) {
+  // tn_mma_chunked: `store` whether it goes to slot sl, `keep` whether it
+  // becomes the tile of the next chunk.
+  auto emit_state = [&](int t, int64_t sl, bool store, bool keep) {
     float u0 = 0.f, u8 = 0.f, d_all = dc[0];
 #pragma unroll
     for (int tt = 1; tt < kMaxT; ++tt) d_all = t == tt ? dc[tt] : d_all;
@@ -315,7 +354,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     // B = k_c at column g of n-tile j: keys (j, g / 2, g % 2), which lane
     // 4 c + g / 2 holds in wv (vector c) or, with RELOAD_K, loaded again.
     uint32_t kw[NJ];
-    if constexpr (RELOAD_K) load_keys(p.k, c, g >> 1, kw);
+    if constexpr (RELOAD_K) load_keys(p.k, t0 + c, g >> 1, kw);
     const float* const tok_stage =
         PK ? key_stage + stage_t::x_floats + (p.token_indices.data ? t : 0) * stage_t::token_floats : nullptr;
     // n-tile j of the new state: f = elements (g, 2c), (g, 2c + 1), (g + 8, 2c), (g + 8, 2c + 1).
@@ -326,7 +365,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
         uint32_t kh, kl;
         tf32_split(kv, kh, kl);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) f[e] = ((e & 1) ? dk.y : dk.x) * tile_elem<S, TW>(tw[j], e);
+        for (int e = 0; e < 4; ++e) f[e] = ((e & 1) ? dk.y : dk.x) * elem(j, e);
         mma_tf32(f, h0, h8, l0, l8, kh, kh);
         mma_tf32(f, h0, h8, 0u, 0u, kl, 0u);
       } else {
@@ -335,8 +374,14 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
         else w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
         const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) f[e] = d_all * tile_elem<S, TW>(tw[j], e);
+        for (int e = 0; e < 4; ++e) f[e] = d_all * elem(j, e);
         mma_tf32(f, h0, h8, l0, l8, kb, kb);
+      }
+      if constexpr (CH) {
+        if (keep) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) tw[j][e] = float_to_bits(f[e]);
+        }
       }
     };
     if constexpr (KL) {
@@ -354,14 +399,17 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
             w0[m] = pack_halves<S>(f[0], f[1]), w8[m] = pack_halves<S>(f[2], f[3]);
           }
         }
-        store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
-        store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
+        if (!CH || store) {
+          store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
+          store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
+        }
       }
     } else {
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
         float f[4];
         new_tile(j, f);
+        if (CH && !store) continue;
         char* const at0 = pool + key_at(sl, j);
         if constexpr (ES == 4) {
           store8(at0, u32x2{float_to_bits(f[0]), float_to_bits(f[2])});
@@ -374,13 +422,21 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     }
   };
   if (p.token_indices.data) {
-    for (int t = 0; t < T; ++t) {
-      const int64_t sl = tok.slot_of_token(t);
-      if (sl >= 0 && sl < p.pool_slots) emit_state(t, sl);
+    for (int t = 0; t < TC; ++t) {
+      const int64_t sl = tok.slot_of_token(t0 + t);
+      const bool store = sl >= 0 && sl < p.pool_slots, keep = CH && !last_chunk && t == TC - 1;
+      if (store || keep) emit_state(t, sl, store, keep);
     }
+  } else if (!last_chunk) {
+    emit_state(TC - 1, -1, false, true);
   } else if (store_slot >= 0 && store_slot < p.pool_slots) {
-    emit_state(T - 1, store_slot);
+    emit_state(TC - 1, store_slot, true, false);
   }
+  if (last_chunk) break;
+  // The next chunk's k, q and v (tn_mma_chunked).
+  load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
+  load_values(t0 + kMaxT);
+  }  // chunks
 #else
   (void)lp;
   trap();  // no tensor-core mma here: mode_for never picks tn_mma (tn_mma_takes)

@@ -141,6 +141,10 @@ struct decode_shape {
 //             in the mma's B operands and the k.k, k.q sums, staged per block in
 //             shared memory (kernels/decode/decode_tn_mma_keys.cuh). Longer T
 //             takes tn_per_key.
+//   tn_mma_chunked  T = tn_mma_max_tokens + 1..tn_mma_chunked_max_tokens on
+//             tn_mma's body and layouts, gate none or scalar, where the
+//             family's tn_mma_chunked is set: chunks of 4 tokens one after
+//             another, the tile held as fp32 between them (16-bit state too).
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -158,9 +162,10 @@ enum class decode_mode : int {
   tn_per_key = 13,
   t1_small_per_key = 14,
   tn_mma = 15,
-  tn_mma_per_key = 16
+  tn_mma_per_key = 16,
+  tn_mma_chunked = 17
 };
-constexpr int kDecodeModes = 17;
+constexpr int kDecodeModes = 18;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -277,6 +282,10 @@ constexpr int kDecodeModes = 17;
 //                      (16 values each), its register cap for 16-bit state, and
 //                      whether bf16 state's update loads k again rather than
 //                      keeping it in registers.
+//   tn_mma_chunked, tn_mma_chunked_max_tokens, tn_mma_chunked_bound  whether
+//                      longer such launches (up to tn_mma_chunked_max_tokens
+//                      tokens, gate none or scalar) take decode_mode::tn_mma_chunked
+//                      on the layouts tn_mma takes, and its register cap.
 //   tn_mma_per_key, tn_mma_per_key_warps_v  whether such launches with per-key
 //                      gates take decode_mode::tn_mma_per_key (on the layouts
 //                      tn_mma takes), and its warps along V per block (whatever
@@ -419,6 +428,11 @@ constexpr bool tn_vlast_takes(bool k_last) {
 template <class Table>
 constexpr bool tn_mma_takes(bool k_last) {
   return Table::tn_mma && (k_last || Table::tn_mma_vlast);
+}
+// The same for longer T in chunks of 4 tokens (decode_mode::tn_mma_chunked).
+template <class Table>
+constexpr bool tn_mma_chunked_takes(bool k_last) {
+  return Table::tn_mma_chunked && tn_mma_takes<Table>(k_last);
 }
 // The same for per-key gates (decode_mode::tn_mma_per_key).
 template <class Table>

@@ -295,6 +295,11 @@ struct decode_tuning<90> {
   // 42.48, bf16 24.90 -> 25.35; V-last fp32 46.43 -> 46.87); fp16 V-last state
   // (not in the benchmark) would spill more with it (40 -> 68 bytes), so off there.
   static constexpr bool tn_mma_vlast_bf16_reload_k = true;
+  // T = 5..16 (gate none or scalar) on the same body in chunks of 4 tokens
+  // (decode_mode::tn_mma_chunked, before tn_bf16io / tn_vlast): the tile is
+  // held as fp32 between chunks, so every state dtype takes the fp32 cap.
+  static constexpr bool tn_mma_chunked = true;
+  static constexpr int tn_mma_chunked_max_tokens = 16, tn_mma_chunked_bound = 384;
   // Per-key gates (KDA) at T = 2..tn_mma_max_tokens on the same body
   // (decode_mode::tn_mma_per_key, before tn_per_key): the decays in the B
   // operands and the sums, staged in shared memory by the block's 4 warps

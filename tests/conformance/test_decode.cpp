@@ -252,7 +252,7 @@ TEST_CASE("decode: per-token slots") {
 // token, or in other slots; on K-last and V-last state (the CUDA backend's
 // tn_mma kernels on sm_90a at T = 2 and 4, tn_bf16io / tn_vlast at T = 16).
 void check_several_tokens(dk_state_layout layout, std::uint64_t seed) {
-  for (int T : {2, 4, 16})
+  for (int T : {2, 4, 7, 16})
     for (int dim : {64, 128})
       for (dt state : {dt::f32, dt::bf16, dt::f16}) {
         decode_spec s = base(T, ++seed);

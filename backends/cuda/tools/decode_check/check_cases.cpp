@@ -568,7 +568,8 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   // T = 5, 6 with bf16 I/O on grids of 1 to 4 heads per SM (tn_bf16io_mid on a
-  // 132-SM sm_90a: 192 and 320 heads), fp32 and 16-bit state, K = 128 and 64.
+  // 132-SM sm_90a where tn_mma_chunked is off: 192 and 320 heads), fp32 and
+  // 16-bit state, K = 128 and 64.
   {
     case_desc c{"tn mid grid f32 state raw T=6 B=24 pad", 24, 6, 4, 8, 128, 128};
     c.raw = c.logit = c.l2norm = true;
@@ -667,8 +668,8 @@ std::vector<case_desc> check_cases(bool small) {
     c.scale = 0.3f;
     add(c);
   }
-  // T > 1 with bf16 I/O on V-last state past tn_mma's 4 tokens (tn_vlast):
-  // every state dtype, K = 128 and 64, V != K.
+  // T > 1 with bf16 I/O on V-last state past tn_mma's 4 tokens (tn_mma_chunked
+  // where the table sets it, else tn_vlast): every state dtype, K = 128 and 64, V != K.
   {
     case_desc c{"tn vlast f32 state raw T=6 B=24 pad", 24, 6, 4, 8, 128, 128};
     c.layout = DK_STATE_V_LAST;
@@ -700,6 +701,55 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.l2norm = true;
     c.io = c.gates = elem::bf16;
     c.out_slots = true;
+    add(c);
+  }
+  // T = 5..16 in chunks of 4 tokens on the tensor-core body (tn_mma_chunked):
+  // two full chunks, a last chunk of 1 to 3 tokens, 16-bit state held as fp32
+  // between chunks, per-token slots across chunk ends, both layouts.
+  {
+    case_desc c{"tn mma chunked f16 state K=128 V=80 T=8 GVA4 token_slots strided", 6, 8, 2, 8, 128, 80};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.state = elem::f16;
+    c.token_slots = c.strided = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma chunked bf16 state T=16 B=40 GVA2 out_slots pad", 40, 16, 4, 8, 128, 128};
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.out_slots = c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma chunked f32 state log K=64 V=48 T=13 B=9 token_slots idx64 scale=0.3", 9, 13, 4, 8, 64, 48};
+    c.io = c.gates = elem::bf16;
+    c.l2norm = true;
+    c.token_slots = c.idx64 = true;
+    c.scale = 0.3f;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma chunked f32 state none T=7 B=24", 24, 7, 4, 8, 128, 128};
+    c.gate = DK_GATE_NONE;
+    c.io = elem::bf16;
+    c.l2norm = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma chunked vlast bf16 state raw T=8 B=24 pad", 24, 8, 4, 8, 128, 128};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = c.gates = c.state = elem::bf16;
+    c.padding = true;
+    add(c);
+  }
+  {
+    case_desc c{"tn mma chunked vlast f32 state K=64 T=12 B=40 GVA4 token_slots strided", 40, 12, 2, 8, 64, 64};
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.l2norm = true;
+    c.io = c.gates = elem::bf16;
+    c.token_slots = c.strided = true;
     add(c);
   }
   // T > 1 with per-key gates and bf16 activations: T = 2..4 on tensor cores
