@@ -342,6 +342,15 @@ DK_DEVICE void prefetch_l2(const void* p) {
   (void)p;
 #endif
 }
+// Brings the line holding p into L1 ahead of a load of it (read-only data of
+// this kernel: L1 is not coherent with other kernels' writes).
+DK_DEVICE void prefetch_l1(const void* p) {
+#if DK_VENDOR_CUDA
+  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
 // A load that bypasses L1 (int32_t / int64_t), for a value read before
 // grid_dependency_wait() that may be stale: nothing of it stays in L1.
 template <class T>

@@ -97,9 +97,11 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   const int64_t slot = slot_of<G>(p, b);
   // Token t's k or q at the keys of quad lane cq: w[j] holds keys (n-tile j,
   // cq, 0..1) (zero past T).
+  auto token_keys = [&](const operand& o, int t) {
+    return static_cast<const char*>(o.data) + (b * o.stride[0] + t * o.stride[1] + at.qk_head * o.stride[2]) * 2;
+  };
   auto load_keys = [&](const operand& o, int t, int cq, uint32_t(&w)[NJ]) {
-    const char* const src =
-        static_cast<const char*>(o.data) + (b * o.stride[0] + t * o.stride[1] + at.qk_head * o.stride[2]) * 2;
+    const char* const src = token_keys(o, t);
 #pragma unroll
     for (int i = 0; i < NL; ++i) {
       if constexpr (P == 4) {
@@ -122,9 +124,9 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   stage_t keys;  // per-key gates: this thread's part of the block's stage
   if constexpr (PK) keys.issue(p, b, h, at.qk_head, T);
   float v0[kMaxT], v8[kMaxT];
+  const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + row0);
   // v of the chunk from token t0 (tn_mma: t0 = 0).
   auto load_values = [&](int t0) {
-    const uint16_t* const vp = static_cast<const uint16_t*>(p.v.data) + (b * p.v.stride[0] + h * p.v.stride[2] + row0);
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) {
       v0[t] = v8[t] = 0.f;
@@ -230,6 +232,14 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   for (int t0 = 0; CH ? t0 < T : t0 == 0; t0 += kMaxT) {
   const int TC = CH ? min(kMaxT, T - t0) : T;  // this chunk's tokens
   const bool last_chunk = !CH || t0 + kMaxT >= T;
+  if (!last_chunk) {  // the next chunk's k, q and v lines into L1 while this one runs
+    const int tk = t0 + kMaxT + (g & 3), tv = t0 + kMaxT + c;
+    if (tk < T) {
+#pragma unroll
+      for (int i = 0; i < NL; ++i) prefetch_l1(token_keys(g < 4 ? p.k : p.q, tk) + (4 * P * i + P * c) * 2);
+    }
+    if (tv < T) prefetch_l1(vp + tv * p.v.stride[1]);
+  }
 
   // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity
   // (and hi / lo) so that the mmas do not form one chain.
