@@ -1,4 +1,5 @@
-// decode_tn_mma_body: decode_mode::tn_mma, T = 2..4 tokens per sequence with
+// decode_tn_mma_body: decode_mode::tn_mma, T = 2..4 tokens per sequence (and
+// decode_mode::tn_mma_chunked, T = 5..16 in chunks of 4, below) with
 // bf16 q, k, v and output, state of any dtype (fp32, bf16 or fp16), K-last or
 // (where the table's tn_mma_vlast is set) V-last, gate none or scalar, K = 64
 // or 128, on tensor cores (mma.sync m16n8k8 tf32, NVIDIA sm_80+).
@@ -27,6 +28,10 @@
 // operands and the sums (decode_tn_mma_keys.cuh), which then stand where D_t,
 // P(j, t) and the Gram matrix stand above; the B operands, no longer bf16,
 // are split into tf32 hi + lo as well.
+// tn_mma_chunked: chunk after chunk of 4 tokens, the state after each chunk
+// computed into the tile registers (held as fp32 words, 16-bit state too)
+// instead of being stored; T = 8 on the H200 with PDL (NOTES.md v37): fp32
+// B=32 55.27 us, bf16 45.91 (tn_bf16io: 72.38, 69.48).
 #pragma once
 #include "decode_tn_mma_keys.cuh"
 

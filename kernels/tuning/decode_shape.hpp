@@ -135,7 +135,8 @@ struct decode_shape {
 //             after the last token (or after each, to its per-token slot)
 //             computed from the tile as loaded (kernels/decode/decode_tn_mma.cuh).
 //             V-last state too where tn_mma_vlast is set (tn_mma_vlast_warps_v
-//             warps along V per block). Longer T takes tn_bf16io / tn_vlast.
+//             warps along V per block). Longer T takes tn_mma_chunked where
+//             set, else tn_bf16io / tn_vlast.
 //   tn_mma_per_key  the same with per-key gates (KDA), where tn_mma_per_key is
 //             set too (both layouts where tn_mma takes them): each key's decays
 //             in the mma's B operands and the k.k, k.q sums, staged per block in

@@ -298,6 +298,13 @@ struct decode_tuning<90> {
   // T = 5..16 (gate none or scalar) on the same body in chunks of 4 tokens
   // (decode_mode::tn_mma_chunked, before tn_bf16io / tn_vlast): the tile is
   // held as fp32 between chunks, so every state dtype takes the fp32 cap.
+  // NOTES.md v37 run 1, decode-ab, 2 rounds, T = 8 with PDL, tn_bf16io /
+  // tn_vlast -> this: fp32 B=1 7.59 -> 7.23 us, B=8 21.98 -> 19.39, B=32
+  // 72.38 -> 55.94, B=128 257.46 -> 200.25, V-last B=32 90.78 -> 63.79; bf16
+  // 7.36 -> 6.54, 21.27 -> 15.94, 69.48 -> 45.40, 260.14 -> 166.22, V-last
+  // 93.88 -> 49.69. 16-bit state at 512 (run 2): B=8 12 % faster, B=1 18 %
+  // and B >= 32 2-5 % slower. With it, tn_bf16io(_mid) and tn_vlast take no
+  // scalar-gate call here (T <= 16); tn_per_key still runs on their bodies.
   static constexpr bool tn_mma_chunked = true;
   static constexpr int tn_mma_chunked_max_tokens = 16, tn_mma_chunked_bound = 384;
   // Per-key gates (KDA) at T = 2..tn_mma_max_tokens on the same body
