@@ -303,8 +303,9 @@ struct decode_tuning<90> {
   // 72.38 -> 55.94, B=128 257.46 -> 200.25, V-last B=32 90.78 -> 63.79; bf16
   // 7.36 -> 6.54, 21.27 -> 15.94, 69.48 -> 45.40, 260.14 -> 166.22, V-last
   // 93.88 -> 49.69. 16-bit state at 512 (run 2): B=8 12 % faster, B=1 18 %
-  // and B >= 32 2-5 % slower. With it, tn_bf16io(_mid) and tn_vlast take no
-  // scalar-gate call here (T <= 16); tn_per_key still runs on their bodies.
+  // and B >= 32 2-5 % slower. With it up to 16 tokens, the scalar-gate
+  // tn_bf16io(_mid) and tn_vlast instances take no call and are not built
+  // (tn_mma_chunked_covers); tn_per_key still runs on their bodies.
   static constexpr bool tn_mma_chunked = true;
   static constexpr int tn_mma_chunked_max_tokens = 16, tn_mma_chunked_bound = 384;
   // Per-key gates (KDA) at T = 2..tn_mma_max_tokens on the same body
