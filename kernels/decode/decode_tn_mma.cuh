@@ -148,7 +148,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // Padding (slot -1 or out of range): zero outputs, the pool untouched.
   if (slot < 0 || slot >= p.pool_slots) {  // the whole block: one sequence
     if constexpr (CH) {
-      for (int t = c; t < T; t += 4) out[t * p.out.stride[1]] = 0, out[t * p.out.stride[1] + R8] = 0;
+      for (int t = c; t < T; t += kMaxT) out[t * p.out.stride[1]] = 0, out[t * p.out.stride[1] + R8] = 0;
     } else {
       if (c < T && !past_v) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
     }
@@ -235,222 +235,222 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // left (tn_mma: one chunk, t0 = 0, TC = T). Tokens past T in a chunk carry
   // decay 1 and beta 0, so they change nothing.
   for (int t0 = 0; CH ? t0 < T : t0 == 0; t0 += kMaxT) {
-  const int TC = CH ? min(kMaxT, T - t0) : T;  // this chunk's tokens
-  const bool last_chunk = !CH || t0 + kMaxT >= T;
-  if (!last_chunk) {  // the next chunk's k, q and v lines into L1 while this one runs
-    const int tk = t0 + kMaxT + (g & 3), tv = t0 + kMaxT + c;
-    if (tk < T) {
+    const int TC = CH ? min(kMaxT, T - t0) : T;  // this chunk's tokens
+    const bool last_chunk = !CH || t0 + kMaxT >= T;
+    if (!last_chunk) {  // the next chunk's k, q and v lines into L1 while this one runs
+      const int tk = t0 + kMaxT + (g & 3), tv = t0 + kMaxT + c;
+      if (tk < T) {
 #pragma unroll
-      for (int i = 0; i < NL; ++i) prefetch_l1(token_keys(g < 4 ? p.k : p.q, tk) + (4 * P * i + P * c) * 2);
-    }
-    if (tv < T) prefetch_l1(vp + tv * p.v.stride[1]);
-  }
-
-  // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity
-  // (and hi / lo) so that the mmas do not form one chain.
-  float xa[4] = {}, xb[4] = {}, xc[4] = {}, xd[4] = {}, ga[4] = {}, gb[4] = {};
-#pragma unroll
-  for (int j = 0; j < NJ; ++j) {
-    float(&x)[4] = (j & 1) ? xb : xa;
-    if constexpr (PK) {  // B = the staged vector g at keys (j, c, 0..1), tf32 hi + lo
-      const float2 v = *reinterpret_cast<const float2*>(key_stage + (j * 32 + lane) * 2);
-      uint32_t bh0, bl0, bh1, bl1;
-      tf32_split(v.x, bh0, bl0);
-      tf32_split(v.y, bh1, bl1);
-      float(&xl)[4] = (j & 1) ? xd : xc;
-      if constexpr (ES == 4) {
-        uint32_t hi[4], lo[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
-        mma_tf32(xl, lo[0], lo[2], lo[1], lo[3], bh0, bh1);
-        mma_tf32(xl, hi[0], hi[2], hi[1], hi[3], bl0, bl1);
-        mma_tf32(x, hi[0], hi[2], hi[1], hi[3], bh0, bh1);
-      } else {
-        auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
-        mma_tf32(xl, e(0), e(2), e(1), e(3), bl0, bl1);
-        mma_tf32(x, e(0), e(2), e(1), e(3), bh0, bh1);
+        for (int i = 0; i < NL; ++i) prefetch_l1(token_keys(g < 4 ? p.k : p.q, tk) + (4 * P * i + P * c) * 2);
       }
-    } else {
-      const uint32_t b0 = wv[j] << 16, b1 = wv[j] & 0xffff0000u;  // keys (j, c, 0), (j, c, 1) of vector g
-      if constexpr (F32T) {
-        uint32_t hi[4], lo[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
-        mma_tf32((j & 1) ? xd : xc, lo[0], lo[2], lo[1], lo[3], b0, b1);
-        mma_tf32(x, hi[0], hi[2], hi[1], hi[3], b0, b1);
-      } else {
-        auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
-        mma_tf32(x, e(0), e(2), e(1), e(3), b0, b1);
-      }
-      mma_tf32((j & 1) ? gb : ga, b0, 0u, b1, 0u, b0, b1);
+      if (tv < T) prefetch_l1(vp + tv * p.v.stride[1]);
     }
-  }
-#pragma unroll
-  for (int e = 0; e < 4; ++e) xa[e] = (xa[e] + xb[e]) + (xc[e] + xd[e]), ga[e] += gb[e];
 
-  // G(n, n') (n, n' < 4: k, else q) sits in lane 4 n + n' / 2, element n' % 2.
-  // Per-key gates: the staged sums (P(j, t)-weighted), lane s holding sum s;
-  // the decays are in them and in X, so dt stays 1 (tok has no scalar gate).
-  auto gram = [&](int n, int n2) {
-    if constexpr (PK) {
-      const int s = n2 < 4 ? stage_t::kk_sum(n, n2) : n < 4 ? stage_t::kq_sum(n, n2 - 4) : stage_t::qq_sum(n - 4);
-      return shfl(key_sum, s);
-    } else {
-      return shfl((n2 & 1) ? ga[1] : ga[0], 4 * n + (n2 >> 1));
+    // X (rows x [k q]) and the Gram matrix of [k q]; accumulators by n-tile parity
+    // (and hi / lo) so that the mmas do not form one chain.
+    float xa[4] = {}, xb[4] = {}, xc[4] = {}, xd[4] = {}, ga[4] = {}, gb[4] = {};
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+      float(&x)[4] = (j & 1) ? xb : xa;
+      if constexpr (PK) {  // B = the staged vector g at keys (j, c, 0..1), tf32 hi + lo
+        const float2 v = *reinterpret_cast<const float2*>(key_stage + (j * 32 + lane) * 2);
+        uint32_t bh0, bl0, bh1, bl1;
+        tf32_split(v.x, bh0, bl0);
+        tf32_split(v.y, bh1, bl1);
+        float(&xl)[4] = (j & 1) ? xd : xc;
+        if constexpr (ES == 4) {
+          uint32_t hi[4], lo[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
+          mma_tf32(xl, lo[0], lo[2], lo[1], lo[3], bh0, bh1);
+          mma_tf32(xl, hi[0], hi[2], hi[1], hi[3], bl0, bl1);
+          mma_tf32(x, hi[0], hi[2], hi[1], hi[3], bh0, bh1);
+        } else {
+          auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
+          mma_tf32(xl, e(0), e(2), e(1), e(3), bl0, bl1);
+          mma_tf32(x, e(0), e(2), e(1), e(3), bh0, bh1);
+        }
+      } else {
+        const uint32_t b0 = wv[j] << 16, b1 = wv[j] & 0xffff0000u;  // keys (j, c, 0), (j, c, 1) of vector g
+        if constexpr (F32T) {
+          uint32_t hi[4], lo[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
+          mma_tf32((j & 1) ? xd : xc, lo[0], lo[2], lo[1], lo[3], b0, b1);
+          mma_tf32(x, hi[0], hi[2], hi[1], hi[3], b0, b1);
+        } else {
+          auto e = [&](int i) { return float_to_bits(tile_elem<S, TW>(tw[j], i)); };
+          mma_tf32(x, e(0), e(2), e(1), e(3), b0, b1);
+        }
+        mma_tf32((j & 1) ? gb : ga, b0, 0u, b1, 0u, b0, b1);
+      }
     }
-  };
-  float rk[kMaxT], rq[kMaxT], kk[kMaxT][kMaxT], kq[kMaxT][kMaxT], dt[kMaxT], bt[kMaxT];
 #pragma unroll
-  for (int t = 0; t < kMaxT; ++t) {
-    l2norm_factors(p.r.qk_l2norm, p.r.scale, gram(t, t), gram(4 + t, 4 + t), rk[t], rq[t]);
-#pragma unroll
-    for (int j = 0; j < kMaxT; ++j) {
-      kk[j][t] = j < t ? gram(j, t) : 0.f;
-      kq[j][t] = j <= t ? gram(j, 4 + t) : 0.f;
-    }
-    dt[t] = t < TC ? tok.decay_of_token(t0 + t) : 1.f;
-    bt[t] = t < TC ? tok.beta_of_token(t0 + t) : 0.f;
-  }
-  // pm[j][t] = P(j, t), dc[t] = D_t; past T the decays are 1, so index kMaxT - 1 is T - 1's.
-  float pm[kMaxT][kMaxT], dc[kMaxT];
-#pragma unroll
-  for (int t = 0; t < kMaxT; ++t) {
-    dc[t] = (t ? dc[t - 1] : 1.f) * dt[t];
-#pragma unroll
-    for (int j = 0; j < kMaxT; ++j) pm[j][t] = j < t ? pm[j][t - 1] * dt[t] : 1.f;
-  }
-  // Rows g and g + 8 (r = 0, 1), every lane of the quad: the recurrence over the tokens.
-  float u[2][kMaxT], o[2][kMaxT];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
+    for (int e = 0; e < 4; ++e) xa[e] = (xa[e] + xb[e]) + (xc[e] + xd[e]), ga[e] += gb[e];
+
+    // G(n, n') (n, n' < 4: k, else q) sits in lane 4 n + n' / 2, element n' % 2.
+    // Per-key gates: the staged sums (P(j, t)-weighted), lane s holding sum s;
+    // the decays are in them and in X, so dt stays 1 (tok has no scalar gate).
+    auto gram = [&](int n, int n2) {
+      if constexpr (PK) {
+        const int s = n2 < 4 ? stage_t::kk_sum(n, n2) : n < 4 ? stage_t::kq_sum(n, n2 - 4) : stage_t::qq_sum(n - 4);
+        return shfl(key_sum, s);
+      } else {
+        return shfl((n2 & 1) ? ga[1] : ga[0], 4 * n + (n2 >> 1));
+      }
+    };
+    float rk[kMaxT], rq[kMaxT], kk[kMaxT][kMaxT], kq[kMaxT][kMaxT], dt[kMaxT], bt[kMaxT];
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) {
-      const float X = shfl(xa[2 * r + (t & 1)], 4 * g + (t >> 1));
-      const float Y = shfl(xa[2 * r + (t & 1)], 4 * g + 2 + (t >> 1));
-      float x = dc[t] * rk[t] * X, y = dc[t] * rq[t] * Y;
+      l2norm_factors(p.r.qk_l2norm, p.r.scale, gram(t, t), gram(4 + t, 4 + t), rk[t], rq[t]);
 #pragma unroll
-      for (int j = 0; j < t; ++j) x = fmaf(pm[j][t] * rk[j] * rk[t] * kk[j][t], u[r][j], x);
-      u[r][t] = bt[t] * ((r ? v8[t] : v0[t]) - x);
-#pragma unroll
-      for (int j = 0; j <= t; ++j) y = fmaf(pm[j][t] * rk[j] * rq[t] * kq[j][t], u[r][j], y);
-      o[r][t] = y;
+      for (int j = 0; j < kMaxT; ++j) {
+        kk[j][t] = j < t ? gram(j, t) : 0.f;
+        kq[j][t] = j <= t ? gram(j, 4 + t) : 0.f;
+      }
+      dt[t] = t < TC ? tok.decay_of_token(t0 + t) : 1.f;
+      bt[t] = t < TC ? tok.beta_of_token(t0 + t) : 0.f;
     }
-  }
-  if (c < TC) {  // lane c writes token t0 + c's outputs of its rows
-    float o0 = 0.f, o8 = 0.f;
+    // pm[j][t] = P(j, t), dc[t] = D_t; past T the decays are 1, so index kMaxT - 1 is T - 1's.
+    float pm[kMaxT][kMaxT], dc[kMaxT];
 #pragma unroll
-    for (int t = 0; t < kMaxT; ++t) o0 = c == t ? o[0][t] : o0, o8 = c == t ? o[1][t] : o8;
-    out[(t0 + c) * p.out.stride[1]] = float_to_bf16_bits(o0);
-    out[(t0 + c) * p.out.stride[1] + R8] = float_to_bf16_bits(o8);
-  }
+    for (int t = 0; t < kMaxT; ++t) {
+      dc[t] = (t ? dc[t - 1] : 1.f) * dt[t];
+#pragma unroll
+      for (int j = 0; j < kMaxT; ++j) pm[j][t] = j < t ? pm[j][t - 1] * dt[t] : 1.f;
+    }
+    // Rows g and g + 8 (r = 0, 1), every lane of the quad: the recurrence over the tokens.
+    float u[2][kMaxT], o[2][kMaxT];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+#pragma unroll
+      for (int t = 0; t < kMaxT; ++t) {
+        const float X = shfl(xa[2 * r + (t & 1)], 4 * g + (t >> 1));
+        const float Y = shfl(xa[2 * r + (t & 1)], 4 * g + 2 + (t >> 1));
+        float x = dc[t] * rk[t] * X, y = dc[t] * rq[t] * Y;
+#pragma unroll
+        for (int j = 0; j < t; ++j) x = fmaf(pm[j][t] * rk[j] * rk[t] * kk[j][t], u[r][j], x);
+        u[r][t] = bt[t] * ((r ? v8[t] : v0[t]) - x);
+#pragma unroll
+        for (int j = 0; j <= t; ++j) y = fmaf(pm[j][t] * rk[j] * rq[t] * kq[j][t], u[r][j], y);
+        o[r][t] = y;
+      }
+    }
+    if (c < TC) {  // lane c writes token t0 + c's outputs of its rows
+      float o0 = 0.f, o8 = 0.f;
+#pragma unroll
+      for (int t = 0; t < kMaxT; ++t) o0 = c == t ? o[0][t] : o0, o8 = c == t ? o[1][t] : o8;
+      out[(t0 + c) * p.out.stride[1]] = float_to_bf16_bits(o0);
+      out[(t0 + c) * p.out.stride[1] + R8] = float_to_bf16_bits(o8);
+    }
 
-  // The state after token t to slot sl: A = (rows x 8) column c = the hi part of
-  // P(c, t) rk_c u_c (0 for c > t), column c + 4 its lo part; B = k_c at the
-  // n-tile's keys in both halves; C = D_t S. Per-key gates: A = rk_c u_c,
-  // B = the staged P(c, t) k_c (hi in both halves, then lo against A's hi
-  // part by a second mma), C = S diag(D_t) from the staged D_t.
-  // tn_mma_chunked: `store` whether it goes to slot sl, `keep` whether it
-  // becomes the tile of the next chunk.
-  auto emit_state = [&](int t, int64_t sl, bool store, bool keep) {
-    float u0 = 0.f, u8 = 0.f, d_all = dc[0];
+    // The state after token t to slot sl: A = (rows x 8) column c = the hi part of
+    // P(c, t) rk_c u_c (0 for c > t), column c + 4 its lo part; B = k_c at the
+    // n-tile's keys in both halves; C = D_t S. Per-key gates: A = rk_c u_c,
+    // B = the staged P(c, t) k_c (hi in both halves, then lo against A's hi
+    // part by a second mma), C = S diag(D_t) from the staged D_t.
+    // tn_mma_chunked: `store` whether it goes to slot sl, `keep` whether it
+    // becomes the tile of the next chunk.
+    auto emit_state = [&](int t, int64_t sl, bool store, bool keep) {
+      float u0 = 0.f, u8 = 0.f, d_all = dc[0];
 #pragma unroll
-    for (int tt = 1; tt < kMaxT; ++tt) d_all = t == tt ? dc[tt] : d_all;
+      for (int tt = 1; tt < kMaxT; ++tt) d_all = t == tt ? dc[tt] : d_all;
 #pragma unroll
-    for (int tt = 0; tt < kMaxT; ++tt)
+      for (int tt = 0; tt < kMaxT; ++tt)
 #pragma unroll
-      for (int j = 0; j <= tt; ++j) {
-        const bool mine = c == j && t == tt;
-        u0 = mine ? pm[j][tt] * rk[j] * u[0][j] : u0;
-        u8 = mine ? pm[j][tt] * rk[j] * u[1][j] : u8;
-      }
-    uint32_t h0, l0, h8, l8;
-    tf32_split(u0, h0, l0);
-    tf32_split(u8, h8, l8);
-    // B = k_c at column g of n-tile j: keys (j, g / 2, g % 2), which lane
-    // 4 c + g / 2 holds in wv (vector c) or, with RELOAD_K, loaded again.
-    uint32_t kw[NJ];
-    if constexpr (RELOAD_K) load_keys(p.k, t0 + c, g >> 1, kw);
-    const float* const tok_stage =
-        PK ? key_stage + stage_t::x_floats + (p.token_indices.data ? t : 0) * stage_t::token_floats : nullptr;
-    // n-tile j of the new state: f = elements (g, 2c), (g, 2c + 1), (g + 8, 2c), (g + 8, 2c + 1).
-    auto new_tile = [&](int j, float (&f)[4]) {
-      if constexpr (PK) {
-        const float kv = tok_stage[j * 32 + lane];
-        const float2 dk = *reinterpret_cast<const float2*>(tok_stage + stage_t::u_floats + (j * 4 + c) * 2);
-        uint32_t kh, kl;
-        tf32_split(kv, kh, kl);
+        for (int j = 0; j <= tt; ++j) {
+          const bool mine = c == j && t == tt;
+          u0 = mine ? pm[j][tt] * rk[j] * u[0][j] : u0;
+          u8 = mine ? pm[j][tt] * rk[j] * u[1][j] : u8;
+        }
+      uint32_t h0, l0, h8, l8;
+      tf32_split(u0, h0, l0);
+      tf32_split(u8, h8, l8);
+      // B = k_c at column g of n-tile j: keys (j, g / 2, g % 2), which lane
+      // 4 c + g / 2 holds in wv (vector c) or, with RELOAD_K, loaded again.
+      uint32_t kw[NJ];
+      if constexpr (RELOAD_K) load_keys(p.k, t0 + c, g >> 1, kw);
+      const float* const tok_stage =
+          PK ? key_stage + stage_t::x_floats + (p.token_indices.data ? t : 0) * stage_t::token_floats : nullptr;
+      // n-tile j of the new state: f = elements (g, 2c), (g, 2c + 1), (g + 8, 2c), (g + 8, 2c + 1).
+      auto new_tile = [&](int j, float (&f)[4]) {
+        if constexpr (PK) {
+          const float kv = tok_stage[j * 32 + lane];
+          const float2 dk = *reinterpret_cast<const float2*>(tok_stage + stage_t::u_floats + (j * 4 + c) * 2);
+          uint32_t kh, kl;
+          tf32_split(kv, kh, kl);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) f[e] = ((e & 1) ? dk.y : dk.x) * elem(j, e);
-        mma_tf32(f, h0, h8, l0, l8, kh, kh);
-        mma_tf32(f, h0, h8, 0u, 0u, kl, 0u);
+          for (int e = 0; e < 4; ++e) f[e] = ((e & 1) ? dk.y : dk.x) * elem(j, e);
+          mma_tf32(f, h0, h8, l0, l8, kh, kh);
+          mma_tf32(f, h0, h8, 0u, 0u, kl, 0u);
+        } else {
+          uint32_t w;
+          if constexpr (RELOAD_K) w = kw[j];
+          else w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
+          const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) f[e] = d_all * elem(j, e);
+          mma_tf32(f, h0, h8, l0, l8, kb, kb);
+        }
+        if constexpr (CH) {
+          if (keep) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) tw[j][e] = float_to_bits(f[e]);
+          }
+        }
+      };
+      if constexpr (KL) {
+#pragma unroll
+        for (int i = 0; i < NL; ++i) {
+          uint32_t w0[4], w8[4];
+#pragma unroll
+          for (int m = 0; m < HALF; ++m) {
+            float f[4];
+            new_tile(HALF * i + m, f);
+            if constexpr (ES == 4) {
+              w0[2 * m] = float_to_bits(f[0]), w0[2 * m + 1] = float_to_bits(f[1]);
+              w8[2 * m] = float_to_bits(f[2]), w8[2 * m + 1] = float_to_bits(f[3]);
+            } else {
+              w0[m] = pack_halves<S>(f[0], f[1]), w8[m] = pack_halves<S>(f[2], f[3]);
+            }
+          }
+          if (!CH || store) {
+            store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
+            store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
+          }
+        }
       } else {
-        uint32_t w;
-        if constexpr (RELOAD_K) w = kw[j];
-        else w = uint32_t(shfl(int(wv[j]), 4 * c + (g >> 1)));
-        const uint32_t kb = (g & 1) ? (w & 0xffff0000u) : (w << 16);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) f[e] = d_all * elem(j, e);
-        mma_tf32(f, h0, h8, l0, l8, kb, kb);
-      }
-      if constexpr (CH) {
-        if (keep) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) tw[j][e] = float_to_bits(f[e]);
+        for (int j = 0; j < NJ; ++j) {
+          float f[4];
+          new_tile(j, f);
+          if (CH && !store) continue;
+          char* const at0 = pool + key_at(sl, j);
+          if constexpr (ES == 4) {
+            store8(at0, u32x2{float_to_bits(f[0]), float_to_bits(f[2])});
+            store8(at0 + key_step, u32x2{float_to_bits(f[1]), float_to_bits(f[3])});
+          } else {
+            *reinterpret_cast<uint32_t*>(at0) = pack_halves<S>(f[0], f[2]);
+            *reinterpret_cast<uint32_t*>(at0 + key_step) = pack_halves<S>(f[1], f[3]);
+          }
         }
       }
     };
-    if constexpr (KL) {
-#pragma unroll
-      for (int i = 0; i < NL; ++i) {
-        uint32_t w0[4], w8[4];
-#pragma unroll
-        for (int m = 0; m < HALF; ++m) {
-          float f[4];
-          new_tile(HALF * i + m, f);
-          if constexpr (ES == 4) {
-            w0[2 * m] = float_to_bits(f[0]), w0[2 * m + 1] = float_to_bits(f[1]);
-            w8[2 * m] = float_to_bits(f[2]), w8[2 * m + 1] = float_to_bits(f[3]);
-          } else {
-            w0[m] = pack_halves<S>(f[0], f[1]), w8[m] = pack_halves<S>(f[2], f[3]);
-          }
-        }
-        if (!CH || store) {
-          store16(pool + vec_at(sl, i), u32x4{w0[0], w0[1], w0[2], w0[3]});
-          store16(pool + vec_at(sl, i) + row8, u32x4{w8[0], w8[1], w8[2], w8[3]});
-        }
+    if (p.token_indices.data) {
+      for (int t = 0; t < TC; ++t) {
+        const int64_t sl = tok.slot_of_token(t0 + t);
+        const bool store = sl >= 0 && sl < p.pool_slots, keep = CH && !last_chunk && t == TC - 1;
+        if (store || keep) emit_state(t, sl, store, keep);
       }
-    } else {
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) {
-        float f[4];
-        new_tile(j, f);
-        if (CH && !store) continue;
-        char* const at0 = pool + key_at(sl, j);
-        if constexpr (ES == 4) {
-          store8(at0, u32x2{float_to_bits(f[0]), float_to_bits(f[2])});
-          store8(at0 + key_step, u32x2{float_to_bits(f[1]), float_to_bits(f[3])});
-        } else {
-          *reinterpret_cast<uint32_t*>(at0) = pack_halves<S>(f[0], f[2]);
-          *reinterpret_cast<uint32_t*>(at0 + key_step) = pack_halves<S>(f[1], f[3]);
-        }
-      }
+    } else if (!last_chunk) {
+      emit_state(TC - 1, -1, false, true);
+    } else if (store_slot >= 0 && store_slot < p.pool_slots) {
+      emit_state(TC - 1, store_slot, true, false);
     }
-  };
-  if (p.token_indices.data) {
-    for (int t = 0; t < TC; ++t) {
-      const int64_t sl = tok.slot_of_token(t0 + t);
-      const bool store = sl >= 0 && sl < p.pool_slots, keep = CH && !last_chunk && t == TC - 1;
-      if (store || keep) emit_state(t, sl, store, keep);
-    }
-  } else if (!last_chunk) {
-    emit_state(TC - 1, -1, false, true);
-  } else if (store_slot >= 0 && store_slot < p.pool_slots) {
-    emit_state(TC - 1, store_slot, true, false);
-  }
-  if (last_chunk) break;
-  // The next chunk's k, q and v (tn_mma_chunked).
-  load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
-  load_values(t0 + kMaxT);
+    if (last_chunk) break;
+    // The next chunk's k, q and v (tn_mma_chunked).
+    load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
+    load_values(t0 + kMaxT);
   }  // chunks
 #else
   (void)lp;
