@@ -100,11 +100,12 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   const int row0 = (past_v ? 0 : v_warp) + (KL ? g : 2 * g);  // this lane's rows: row0, row0 + R8
 
   const int64_t slot = slot_of<G>(p, b);
-  // Token t's k or q at the keys of quad lane cq: w[j] holds keys (n-tile j,
-  // cq, 0..1) (zero past T).
+  // Token t's k or q row of this head.
   auto token_keys = [&](const operand& o, int t) {
     return static_cast<const char*>(o.data) + (b * o.stride[0] + t * o.stride[1] + at.qk_head * o.stride[2]) * 2;
   };
+  // Token t's k or q at the keys of quad lane cq: w[j] holds keys (n-tile j,
+  // cq, 0..1) (zero past T).
   auto load_keys = [&](const operand& o, int t, int cq, uint32_t(&w)[NJ]) {
     const char* const src = token_keys(o, t);
 #pragma unroll
