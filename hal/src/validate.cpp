@@ -11,7 +11,6 @@ namespace dk {
 namespace {
 
 constexpr int64_t kMaxHeadDim = 256;
-constexpr int64_t kMaxDecodeTokens = 16;
 constexpr uint64_t kRowAlignment = 16;  // kernels load 16-byte vectors along rows
 
 // Sets of dtypes an operand accepts.

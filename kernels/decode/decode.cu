@@ -203,11 +203,12 @@ template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry instance() {
   using table = tuning::decode_tuning<F>;
   constexpr bool k_last = L == state_layout::k_last;
+  // tn_mma_chunked takes every T past tn_mma's: the scalar-gate T > 1 FMA instances are not built.
+  constexpr bool chunks_cover = tuning::tn_mma_chunked_covers<table>(k_last, kMaxDecodeTokens);
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
-  } else if constexpr (M == decode_mode::tn_bf16io) {  // K-last state where the table sets tn_bf16io (tn_mma_chunked_covers: none)
-    return own_or_general<F, C, S, L, M,
-                          tuning::tn_bf16io_takes<table>(k_last) && !tuning::tn_mma_chunked_covers<table>(k_last)>();
+  } else if constexpr (M == decode_mode::tn_bf16io) {  // K-last state where the table sets tn_bf16io
+    return own_or_general<F, C, S, L, M, tuning::tn_bf16io_takes<table>(k_last) && !chunks_cover>();
   } else if constexpr (M == decode_mode::tn_mma) {  // K-last state; V-last where the table says
     return own_or_general<F, C, S, L, M, tuning::tn_mma_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_mma_per_key) {
@@ -241,11 +242,10 @@ constexpr entry instance() {
       return instance<F, C, S, L, decode_mode::t1_per_key>();
     }
   } else if constexpr (M == decode_mode::tn_vlast) {  // V-last state where the table sets tn_vlast
-    return own_or_general<F, C, S, L, M,
-                          tuning::tn_vlast_takes<table>(k_last) && !tuning::tn_mma_chunked_covers<table>(k_last)>();
+    return own_or_general<F, C, S, L, M, tuning::tn_vlast_takes<table>(k_last) && !chunks_cover>();
   } else if constexpr (M == decode_mode::tn_bf16io_mid) {
     // mode_for picks it only where the table sets the mid grids' window.
-    if constexpr (tuning::tn_bf16io_mid_takes<table>(k_last) && !tuning::tn_mma_chunked_covers<table>(k_last))
+    if constexpr (tuning::tn_bf16io_mid_takes<table>(k_last) && !chunks_cover)
       return entry_of<F, C, S, L, decode_mode::tn_bf16io_mid>();
     else
       return instance<F, C, S, L, decode_mode::tn_bf16io>();

@@ -435,13 +435,13 @@ template <class Table>
 constexpr bool tn_mma_chunked_takes(bool k_last) {
   return Table::tn_mma_chunked && tn_mma_takes<Table>(k_last);
 }
-// Whether tn_mma_chunked takes every T a decode call may have past
-// tn_mma's (hal/src/validate.cpp's kMaxDecodeTokens, 16): the scalar-gate
-// tn_bf16io(_mid) and tn_vlast instances then take no call and are not built
-// (the general kernel stands in their table slots; tn_per_key keeps their bodies).
+// Whether tn_mma_chunked takes every T a decode call may have past tn_mma's
+// (max_tokens: dk::kMaxDecodeTokens): the scalar-gate tn_bf16io(_mid) and
+// tn_vlast instances then take no call and are not built (the general kernel
+// stands in their table slots; tn_per_key keeps their bodies).
 template <class Table>
-constexpr bool tn_mma_chunked_covers(bool k_last) {
-  return tn_mma_chunked_takes<Table>(k_last) && Table::tn_mma_chunked_max_tokens >= 16;
+constexpr bool tn_mma_chunked_covers(bool k_last, int max_tokens) {
+  return tn_mma_chunked_takes<Table>(k_last) && Table::tn_mma_chunked_max_tokens >= max_tokens;
 }
 // The same for per-key gates (decode_mode::tn_mma_per_key).
 template <class Table>

@@ -250,7 +250,7 @@ TEST_CASE("decode: per-token slots") {
 // Speculative verification as engines run it: bf16 activations, every state
 // dtype, both K classes, the gate forms, and the state kept once, after every
 // token, or in other slots; on K-last and V-last state (the CUDA backend's
-// tn_mma kernels on sm_90a at T = 2 and 4, tn_bf16io / tn_vlast at T = 16).
+// tn_mma kernels on sm_90a at T = 2 and 4, tn_mma_chunked at T = 7 and 16).
 void check_several_tokens(dk_state_layout layout, std::uint64_t seed) {
   for (int T : {2, 4, 7, 16})
     for (int dim : {64, 128})

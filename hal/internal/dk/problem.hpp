@@ -9,6 +9,10 @@ enum class dtype : uint8_t { f32 = 0, bf16 = 1, f16 = 2, i32 = 3, i64 = 4 };
 enum class gate_kind : uint8_t { none = 0, scalar = 1, per_key = 2 };
 enum class state_layout : uint8_t { k_last = 0, v_last = 1 };
 
+// The most tokens per sequence a decode call takes (validation rejects more;
+// backends may rely on it when they pick kernels).
+constexpr int kMaxDecodeTokens = 16;
+
 // One operand after validation. data has byte_offset applied; it is nullptr
 // for an absent optional operand (and for every operand in a query).
 // stride[d] is the element stride of logical dim d (outermost first); dims
