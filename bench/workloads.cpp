@@ -317,6 +317,12 @@ std::vector<workload> standard_workloads(bool quick) {
   if (!quick)
     for (elem state : {elem::f32, elem::bf16})
       for (int b : {1, 32, 128}) w.push_back(decode("kimi-linear-vlast-mtp4", 32, 32, b, 4, state, true, true));
+  // Longer KDA drafts (T = 8, chunks of 4 tokens on tensor cores), K-last; V-last at B = 32: full set only.
+  if (!quick)
+    for (elem state : {elem::f32, elem::bf16}) {
+      for (int b : {32, 128}) w.push_back(decode("kimi-linear-mtp8", 32, 32, b, 8, state, false, true));
+      w.push_back(decode("kimi-linear-vlast-mtp8", 32, 32, 32, 8, state, true, true));
+    }
   // --quick keeps prefill short (a 2-core machine shared with builds has short
   // quiet windows): 1024 and 4096 tokens, varlen 8 sequences of 4096 in all.
   const std::vector<int64_t> lengths =

@@ -31,7 +31,8 @@ decode_class class_of(const decode_problem& p) {
 
 int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2; }
 
-// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16|_t1bf16smem|_tnbf16|_t1perkey|_t1perkeysmem|_tnperkey|_tnmma|_tnmmaperkey|_tnmmachunk]".
+// Names: "<vendor>:<arch>:decode_<class>[_vlast][_t1|_t1pipe|_t1bf16|_t1bf16smem|_tnbf16|_t1perkey|_t1perkeysmem|
+// _tnperkey|_tnmma|_tnmmaperkey|_tnmmachunk|_tnmmaperkeychunk]".
 #define DK_DECODE_NAMES3(prefix, suffix)                                                 \
   {                                                                                      \
     {prefix "decode_kv128" suffix, prefix "decode_kv64" suffix, prefix "decode_generic" suffix}, { \
@@ -46,14 +47,14 @@ int state_index(dtype t) { return t == dtype::f32 ? 0 : t == dtype::bf16 ? 1 : 2
         DK_DECODE_NAMES3(prefix, "_tnbf16"), DK_DECODE_NAMES3(prefix, "_t1perkey"),              \
         DK_DECODE_NAMES3(prefix, "_t1perkeysmem"), DK_DECODE_NAMES3(prefix, "_tnperkey"),        \
         DK_DECODE_NAMES3(prefix, "_tnmma"), DK_DECODE_NAMES3(prefix, "_tnmmaperkey"),            \
-        DK_DECODE_NAMES3(prefix, "_tnmmachunk")                                                   \
+        DK_DECODE_NAMES3(prefix, "_tnmmachunk"), DK_DECODE_NAMES3(prefix, "_tnmmaperkeychunk")      \
   }
 #if DK_VENDOR_HIP
 constexpr int kFamilies[] = {906};
-const char* const kNames[][12][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
+const char* const kNames[][13][2][3] = {DK_DECODE_NAMES("hip:gfx906:")};
 #else
 constexpr int kFamilies[] = {80, 90, 100, 120};
-const char* const kNames[][12][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
+const char* const kNames[][13][2][3] = {DK_DECODE_NAMES("cuda:sm80:"), DK_DECODE_NAMES("cuda:sm90a:"),
                                        DK_DECODE_NAMES("cuda:sm100a:"),
                                        DK_DECODE_NAMES("cuda:sm120a:")};
 #endif
@@ -158,7 +159,7 @@ struct entry {
   launch_fn fn;
   int variant;  // 0 general, 1 t1 / t1_small(_bf16io), 2 t1_pipe, 3 t1_bf16io, 4 t1_bf16io_smem(_wide),
                 // 5 tn_bf16io(_mid), tn_vlast, 6 t1_(small_)per_key, 7 t1_per_key_smem, 8 tn_per_key,
-                // 9 tn_mma, 10 tn_mma_per_key, 11 tn_mma_chunked
+                // 9 tn_mma, 10 tn_mma_per_key, 11 tn_mma_chunked, 12 tn_mma_per_key_chunked
 };
 template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
 constexpr entry entry_of() {
@@ -176,6 +177,7 @@ constexpr entry entry_of() {
                           : M == decode_mode::tn_mma                                          ? 9
                           : M == decode_mode::tn_mma_per_key                                  ? 10
                           : M == decode_mode::tn_mma_chunked                                  ? 11
+                          : M == decode_mode::tn_mma_per_key_chunked                          ? 12
                                                                                               : 1;
   return {&launch_one<F, C, S, L, M>, variant};
 }
@@ -215,6 +217,8 @@ constexpr entry instance() {
     return own_or_general<F, C, S, L, M, tuning::tn_mma_per_key_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_mma_chunked) {
     return own_or_general<F, C, S, L, M, tuning::tn_mma_chunked_takes<table>(k_last)>();
+  } else if constexpr (M == decode_mode::tn_mma_per_key_chunked) {
+    return own_or_general<F, C, S, L, M, tuning::tn_mma_per_key_chunked_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_per_key) {  // K-last: the tn_bf16io body; V-last: the tn_vlast body
     return own_or_general<F, C, S, L, M, tuning::tn_per_key_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::t1_per_key) {
@@ -320,7 +324,7 @@ constexpr entry kLaunch[tuning::kDecodeModes][3][3][2] = {
     DK_MODE(decode_mode::t1_small_bf16io), DK_MODE(decode_mode::tn_bf16io_mid), DK_MODE(decode_mode::tn_vlast),
     DK_MODE(decode_mode::t1_per_key), DK_MODE(decode_mode::t1_per_key_smem), DK_MODE(decode_mode::tn_per_key),
     DK_MODE(decode_mode::t1_small_per_key), DK_MODE(decode_mode::tn_mma), DK_MODE(decode_mode::tn_mma_per_key),
-    DK_MODE(decode_mode::tn_mma_chunked)
+    DK_MODE(decode_mode::tn_mma_chunked), DK_MODE(decode_mode::tn_mma_per_key_chunked)
 #undef DK_MODE
 #undef DK_ROW
 };

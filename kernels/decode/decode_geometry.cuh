@@ -45,9 +45,10 @@ struct geometry {
   static constexpr bool tnv = M == decode_mode::tn_vlast || (tn_per_key && !k_last);
   // tn_mma (T = 2..4) runs its own body on the tensor cores, 16 values a warp;
   // tn_mma_per_key is that body with a decay per key; tn_mma_chunked the body
-  // over T > 4 in chunks of 4 tokens, its tile held as fp32 between them.
-  static constexpr bool mma_per_key = M == decode_mode::tn_mma_per_key;
-  static constexpr bool mma_chunked = M == decode_mode::tn_mma_chunked;
+  // over T > 4 in chunks of 4 tokens, its tile held as fp32 between them;
+  // tn_mma_per_key_chunked both.
+  static constexpr bool mma_per_key = M == decode_mode::tn_mma_per_key || M == decode_mode::tn_mma_per_key_chunked;
+  static constexpr bool mma_chunked = M == decode_mode::tn_mma_chunked || M == decode_mode::tn_mma_per_key_chunked;
   static constexpr bool tnm = M == decode_mode::tn_mma || mma_per_key || mma_chunked;
   static constexpr bool t1 = M != decode_mode::general && !tn && !tnv && !tnm;
   static constexpr bool pipe = M == decode_mode::t1_pipe;

@@ -14,7 +14,7 @@
 // (the same on V-last state, per key in tn_per_key too: decode_tn_vlast.cuh,
 // the t1 V-last blocks); decode_tn_mma_body (T = 2..4, K-last or V-last, gate none or
 // scalar, or per key in tn_mma_per_key; T = 5..16 in chunks of 4 in
-// tn_mma_chunked; on tensor cores: decode_tn_mma.cuh,
+// tn_mma_chunked and, per key, tn_mma_per_key_chunked; on tensor cores: decode_tn_mma.cuh,
 // decode_tn_mma_keys.cuh); and the
 // two t1_pipe bodies (K-last, V-last: decode_pipe.cuh), a persistent grid
 // streaming tiles through shared memory.

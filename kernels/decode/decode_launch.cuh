@@ -224,10 +224,11 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
   // tn_mma_per_key: the block's stage (decode_tn_mma_keys.cuh), with per-token
-  // slots every token's state parts, else the last token's.
+  // slots every token's state parts (of a chunk: at most 4), else the last token's.
   if constexpr (G::mma_per_key) {
     using stage = mma_key_stage<G::k_cover, tn_mma_run_keys(G::k_last, G::esize), G::shape.max_warps_v>;
-    ls.smem = sizeof(float) * size_t(stage::block_floats(p.token_indices.data ? p.tokens : 1));
+    const int staged = p.token_indices.data ? (p.tokens < stage::kMaxT ? p.tokens : stage::kMaxT) : 1;
+    ls.smem = sizeof(float) * size_t(stage::block_floats(staged));
   }
   return ls;
 }
@@ -251,6 +252,9 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
           heads < int64_t(table::tn_mma_per_key_vlast_f32_min_heads_per_sm) * compute_units;
       if (tuning::tn_mma_per_key_takes<table>(k_last) && p.tokens <= table::tn_mma_max_tokens && !small_vlast_f32)
         return decode_mode::tn_mma_per_key;
+      if (tuning::tn_mma_per_key_chunked_takes<table>(k_last) && p.tokens <= table::tn_mma_chunked_max_tokens &&
+          !small_vlast_f32)
+        return decode_mode::tn_mma_per_key_chunked;
       return tuning::tn_per_key_takes<table>(k_last) ? decode_mode::tn_per_key : decode_mode::general;
     }
     if (!tuning::t1_per_key_takes<table>()) return decode_mode::general;

@@ -31,7 +31,10 @@
 // tn_mma_chunked: chunk after chunk of 4 tokens, the state after each chunk
 // computed into the tile registers (held as fp32 words, 16-bit state too)
 // instead of being stored; T = 8 on the H200 with PDL (NOTES.md v37): fp32
-// B=32 55.27 us, bf16 45.91 (tn_bf16io: 72.38, 69.48).
+// B=32 55.27 us, bf16 45.91 (tn_bf16io: 72.38, 69.48). tn_mma_per_key_chunked:
+// the same chunks with per-key gates, the block's stage restaged for each
+// chunk behind a barrier; Kimi Linear T = 8 with PDL (NOTES.md v38): fp32
+// B=32 84.65 us, bf16 76.07 (tn_per_key: 114.80, 112.16).
 #pragma once
 #include "decode_tn_mma_keys.cuh"
 
@@ -80,7 +83,6 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // table's tn_mma_vlast_bf16_reload_k: V-last bf16 state only, see there).
   constexpr bool RELOAD_K = !KL && !CH && S == dtype::bf16 && G::table::tn_mma_vlast_bf16_reload_k;
   constexpr bool PK = G::mma_per_key;  // per-key gates: B operands and sums from the stage
-  static_assert(!(PK && CH), "tn_mma: per-key gates take at most 4 tokens");
   using stage_t = mma_key_stage<K, P, G::shape.max_warps_v>;
   static_assert(K == 64 || K == 128, "tn_mma: K = 64 or 128");
   static_assert(G::table::tn_mma_max_tokens <= kMaxT, "tn_mma: at most 4 tokens (the 8 mma columns: k, q)");
@@ -149,7 +151,8 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // Padding (slot -1 or out of range): zero outputs, the pool untouched.
   if (slot < 0 || slot >= p.pool_slots) {  // the whole block: one sequence
     if constexpr (CH) {
-      for (int t = c; t < T; t += kMaxT) out[t * p.out.stride[1]] = 0, out[t * p.out.stride[1] + R8] = 0;
+      if (!past_v)
+        for (int t = c; t < T; t += kMaxT) out[t * p.out.stride[1]] = 0, out[t * p.out.stride[1] + R8] = 0;
     } else {
       if (c < T && !past_v) out[c * p.out.stride[1]] = 0, out[c * p.out.stride[1] + R8] = 0;
     }
@@ -220,15 +223,30 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // tile is in flight (lp.lookahead: the table's tn_mma_..._lookahead_warps;
   // the block's warps share the lines, those past V leave theirs out).
   if (lp.lookahead > 0) prefetch_ahead<G>(lp);
-  // Per-key gates: the block's stage (with per-token slots, every token's
-  // state parts; else the last token's) and this lane's sum.
+  // Per-key gates: the block's stage of the (first) chunk's tokens (with
+  // per-token slots, every token's state parts; else the last token's) and
+  // this lane's sum. tn_mma_per_key_chunked restages it for every chunk, each
+  // time behind a barrier; warps past V take their share of every chunk's.
   float* key_stage = nullptr;
   float key_sum = 0.f;
+  auto stage_chunk = [&](int t0) {
+    const int TC = CH ? min(kMaxT, T - t0) : T;
+    return keys.finish(p, TC, p.token_indices.data ? 0 : TC - 1, key_stage);
+  };
   if constexpr (PK) {
     extern __shared__ f32x4 smem_vec[];
     key_stage = reinterpret_cast<float*>(smem_vec);
-    key_sum = keys.finish(p, T, p.token_indices.data ? 0 : T - 1, key_stage);
-    if (past_v) return;
+    key_sum = stage_chunk(0);
+    if (past_v) {
+      if constexpr (CH) {
+        for (int t0 = kMaxT; t0 < T; t0 += kMaxT) {
+          keys.issue(p, b, h, at.qk_head, T, t0);
+          __syncthreads();  // every warp done with the last chunk's stage
+          stage_chunk(t0);
+        }
+      }
+      return;
+    }
   }
   tok.finish(p);
 
@@ -238,9 +256,17 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   for (int t0 = 0; CH ? t0 < T : t0 == 0; t0 += kMaxT) {
     const int TC = CH ? min(kMaxT, T - t0) : T;  // this chunk's tokens
     const bool last_chunk = !CH || t0 + kMaxT >= T;
-    if (!last_chunk) {  // the next chunk's k, q and v lines into L1 while this one runs
+    if constexpr (PK && CH) {
+      if (t0 > 0) {
+        __syncthreads();  // every warp done with the last chunk's stage
+        key_sum = stage_chunk(t0);
+      }
+    }
+    if (!last_chunk) {  // the next chunk's k, q (per key: and gate) and v lines into L1 while this one runs
       const int tk = t0 + kMaxT + (g & 3), tv = t0 + kMaxT + c;
-      if (tk < T) {
+      if constexpr (PK) {
+        keys.prefetch(p, b, h, at.qk_head, T, t0 + kMaxT);
+      } else if (tk < T) {
 #pragma unroll
         for (int i = 0; i < NL; ++i) prefetch_l1(token_keys(g < 4 ? p.k : p.q, tk) + (4 * P * i + P * c) * 2);
       }
@@ -259,7 +285,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
         tf32_split(v.x, bh0, bl0);
         tf32_split(v.y, bh1, bl1);
         float(&xl)[4] = (j & 1) ? xd : xc;
-        if constexpr (ES == 4) {
+        if constexpr (F32T) {
           uint32_t hi[4], lo[4];
 #pragma unroll
           for (int e = 0; e < 4; ++e) tf32_split(bits_to_float(tw[j][e]), hi[e], lo[e]);
@@ -449,8 +475,9 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       emit_state(TC - 1, store_slot, true, false);
     }
     if (last_chunk) break;
-    // The next chunk's k, q and v (tn_mma_chunked).
-    load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
+    // The next chunk's k, q (per key: the thread's keys and gates) and v (tn_mma_chunked).
+    if constexpr (PK) keys.issue(p, b, h, at.qk_head, T, t0 + kMaxT);
+    else load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
     load_values(t0 + kMaxT);
   }  // chunks
 #else

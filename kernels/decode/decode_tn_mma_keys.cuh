@@ -1,4 +1,6 @@
-// Per-key gates (KDA) for the tn_mma body (decode_mode::tn_mma_per_key).
+// Per-key gates (KDA) for the tn_mma body (decode_mode::tn_mma_per_key, and
+// per chunk of 4 tokens in decode_mode::tn_mma_per_key_chunked, where t counts
+// from the chunk's first token and S is the state the chunk starts from).
 // A key's decay differs by key, so it cannot be a factor of a whole row: it
 // goes into the mma's B operands and into the k.k and k.q sums instead.
 // With a_t the decays of token t, D_t = a_0 .. a_t and P(j, t) = a_{j+1} .. a_t
@@ -56,38 +58,61 @@ struct mma_key_stage {
     e = m & 1;
   }
 
-  // This thread's keys of every token (k, q, gate) and dt_bias, A_log: issue()
-  // starts the loads (before the tile's: they need no slot), finish() the rest.
+  // This thread's keys of the tokens t0 .. t0 + 3 (k, q, gate; zero past T)
+  // and dt_bias, A_log: issue() starts the loads (before the tile's: they need
+  // no slot), finish() the rest. tn_mma_per_key_chunked issues each chunk's.
   uint16_t kw[kKeys][kMaxT], qw[kKeys][kMaxT];
   uint32_t gw[kKeys][kMaxT], bw[kKeys], alw = 0u;
-  DK_DEVICE void issue(const decode_problem& p, int64_t b, int h, int qk_head, int T) {
+  DK_DEVICE void issue(const decode_problem& p, int64_t b, int h, int qk_head, int T, int t0 = 0) {
     const int tid = int(threadIdx.x);
     const bool raw = p.r.gate_raw, has_bias = raw && p.dt_bias.data != nullptr;
     const bool active = tid < K;  // K = 64 on 4 warps: half the threads
     const int64_t g_bh = b * p.g.stride[0] + int64_t(h) * p.g.stride[2];
     const uint16_t* const k_row =
-        static_cast<const uint16_t*>(p.k.data) + (b * p.k.stride[0] + qk_head * p.k.stride[2]);
+        static_cast<const uint16_t*>(p.k.data) + (b * p.k.stride[0] + t0 * p.k.stride[1] + qk_head * p.k.stride[2]);
     const uint16_t* const q_row =
-        static_cast<const uint16_t*>(p.q.data) + (b * p.q.stride[0] + qk_head * p.q.stride[2]);
+        static_cast<const uint16_t*>(p.q.data) + (b * p.q.stride[0] + t0 * p.q.stride[1] + qk_head * p.q.stride[2]);
+    const int64_t g_at = g_bh + t0 * p.g.stride[1];
 #pragma unroll
     for (int i = 0; i < kKeys; ++i) {
       const int key = tid + i * kThreads;
 #pragma unroll
       for (int t = 0; t < kMaxT; ++t) {
-        const bool on = active && t < T;
+        const bool on = active && t0 + t < T;
         kw[i][t] = on ? k_row[t * p.k.stride[1] + key] : uint16_t(0);
         qw[i][t] = on ? q_row[t * p.q.stride[1] + key] : uint16_t(0);
-        gw[i][t] = on ? load_bits(p.g, g_bh + t * p.g.stride[1] + key) : 0u;
+        gw[i][t] = on ? load_bits(p.g, g_at + t * p.g.stride[1] + key) : 0u;
       }
       bw[i] = has_bias && active ? load_bits(p.dt_bias, h * p.dt_bias.stride[0] + key) : 0u;
     }
     alw = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
   }
 
+  // The lines issue(.., t0) will read, into L1 (while the chunk before runs).
+  DK_DEVICE void prefetch(const decode_problem& p, int64_t b, int h, int qk_head, int T, int t0) const {
+    const int tid = int(threadIdx.x);
+    if (tid >= K) return;
+    const char* const k_row = static_cast<const char*>(p.k.data) +
+                              (b * p.k.stride[0] + t0 * p.k.stride[1] + qk_head * p.k.stride[2] + tid) * 2;
+    const char* const q_row = static_cast<const char*>(p.q.data) +
+                              (b * p.q.stride[0] + t0 * p.q.stride[1] + qk_head * p.q.stride[2] + tid) * 2;
+    const char* const g_row = static_cast<const char*>(p.g.data) +
+                              (b * p.g.stride[0] + t0 * p.g.stride[1] + int64_t(h) * p.g.stride[2] + tid) *
+                                  dtype_size(p.g.type);
+#pragma unroll
+    for (int t = 0; t < kMaxT; ++t) {
+      if (t0 + t >= T) break;
+      prefetch_l1(k_row + t * p.k.stride[1] * 2);
+      prefetch_l1(q_row + t * p.q.stride[1] * 2);
+      prefetch_l1(g_row + t * p.g.stride[1] * dtype_size(p.g.type));
+    }
+  }
+
   // Every thread of the block, after issue(): finishes the decays, writes the
   // stage (the u and d parts of the tokens first_staged .. T - 1, the i-th at
   // x_floats + i token_floats) and returns, after the block's barrier, sum
-  // `lane` over all K keys.
+  // `lane` over all K keys. Tokens count from issue()'s t0; T is the chunk's
+  // (at most 4).
   DK_DEVICE float finish(const decode_problem& p, int T, int first_staged, float* stage) const {
     const int tid = int(threadIdx.x), lane = tid % kWarpSize, warp = tid / kWarpSize;
     const bool raw = p.r.gate_raw, active = tid < K;

@@ -141,11 +141,14 @@ struct decode_shape {
 //             set too (both layouts where tn_mma takes them): each key's decays
 //             in the mma's B operands and the k.k, k.q sums, staged per block in
 //             shared memory (kernels/decode/decode_tn_mma_keys.cuh). Longer T
-//             takes tn_per_key.
+//             takes tn_mma_per_key_chunked where set, else tn_per_key.
 //   tn_mma_chunked  T = tn_mma_max_tokens + 1..tn_mma_chunked_max_tokens on
 //             tn_mma's body and layouts, gate none or scalar, where the
 //             family's tn_mma_chunked is set: chunks of 4 tokens one after
 //             another, the tile held as fp32 between them (16-bit state too).
+//   tn_mma_per_key_chunked  the same chunks with per-key gates (KDA), where the
+//             family's tn_mma_per_key_chunked is set too: the block stages each
+//             chunk's decays and sums anew behind a barrier.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,
@@ -164,9 +167,10 @@ enum class decode_mode : int {
   t1_small_per_key = 14,
   tn_mma = 15,
   tn_mma_per_key = 16,
-  tn_mma_chunked = 17
+  tn_mma_chunked = 17,
+  tn_mma_per_key_chunked = 18
 };
-constexpr int kDecodeModes = 18;
+constexpr int kDecodeModes = 19;
 
 // Besides the shapes, each family's decode_tuning<F> holds:
 //   min_blocks_per_sm  the launch halves the warps along V (down to 1) while the
@@ -291,6 +295,9 @@ constexpr int kDecodeModes = 18;
 //                      gates take decode_mode::tn_mma_per_key (on the layouts
 //                      tn_mma takes), and its warps along V per block (whatever
 //                      the grid: they share the keys' decays).
+//   tn_mma_per_key_chunked  whether longer per-key launches (up to
+//                      tn_mma_chunked_max_tokens tokens) take
+//                      decode_mode::tn_mma_per_key_chunked, at tn_mma_chunked_bound.
 //   tn_mma_per_key_vlast_f32_min_heads_per_sm  V-last fp32 state takes it
 //                      from this many (sequence, head) pairs per SM on (fewer:
 //                      tn_per_key).
@@ -447,6 +454,12 @@ constexpr bool tn_mma_chunked_covers(bool k_last, int max_tokens) {
 template <class Table>
 constexpr bool tn_mma_per_key_takes(bool k_last) {
   return Table::tn_mma_per_key && tn_mma_takes<Table>(k_last);
+}
+// The same for longer T in chunks (decode_mode::tn_mma_per_key_chunked).
+template <class Table>
+constexpr bool tn_mma_per_key_chunked_takes(bool k_last) {
+  return Table::tn_mma_per_key_chunked && tn_mma_per_key_takes<Table>(k_last) &&
+         tn_mma_chunked_takes<Table>(k_last);
 }
 // The tn_mma tile (decode_tn_mma.cuh): warps of 16 values x K keys, lane 4 g + c
 // holding 2 values and K / 4 keys. K-last: 4 lanes along K (K / 4 keys each) x

@@ -94,6 +94,7 @@ struct decode_tuning<906> {
   static constexpr bool tn_mma_chunked = false;
   static constexpr int tn_mma_chunked_max_tokens = 0, tn_mma_chunked_bound = 0;
   static constexpr bool tn_mma_per_key = false;
+  static constexpr bool tn_mma_per_key_chunked = false;
   static constexpr int tn_mma_per_key_warps_v = 1, tn_mma_per_key_vlast_f32_min_heads_per_sm = 0;
   static constexpr int tn_mma_per_key_late_prefetch_blocks_per_sm = 0;
   static constexpr int tn_mma_f32_lookahead_warps = 0, tn_mma_b16_lookahead_warps = 0;

@@ -330,6 +330,10 @@ struct decode_tuning<90> {
   // level; none: the same but bf16 B=32 33.82. V-last keeps
   // programmatic_late_prefetch_vlast_blocks_per_sm (2; 1 level, none 0.2-2 % slower).
   static constexpr int tn_mma_per_key_late_prefetch_blocks_per_sm = 1;
+  // Per-key gates at T = 5..tn_mma_chunked_max_tokens in chunks of 4 tokens
+  // (decode_mode::tn_mma_per_key_chunked, before tn_per_key): the block stages
+  // each chunk's decays and sums anew, at tn_mma_chunked_bound.
+  static constexpr bool tn_mma_per_key_chunked = true;
   // Every tn_mma block prefetches into L2 the tile of the block that takes
   // its place about a wave later (the resident warps per SM at the register
   // caps: fp32 12, 16-bit 16; 0 = off). NOTES.md v35 run 8, decode-ab, 2

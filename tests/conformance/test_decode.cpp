@@ -294,9 +294,9 @@ TEST_CASE("decode: several tokens with bf16 activations on V-last state") {
 }
 
 // KDA speculative verification (per-key gates, T > 1; the CUDA backend's
-// tn_mma_per_key kernels on sm_90a with bf16 activations at T = 2..4, the
-// tn_per_key ones past that, on the tn_bf16io body for K-last state and the
-// tn_vlast body for V-last): both layouts, every
+// tn_mma_per_key kernels on sm_90a with bf16 activations at T = 2..4,
+// tn_mma_per_key_chunked in chunks of 4 tokens past that, and tn_per_key for
+// V-last fp32 state on grids under one head per SM): both layouts, every
 // state dtype, both K classes, the gate forms, per-token and other output
 // slots, decays that take the state below 2^-20 within 16 tokens, several
 // waves of blocks, and fp32 activations (the general kernel).
@@ -352,6 +352,23 @@ TEST_CASE("decode: per-key gates over several tokens") {
   fp32_io.rule.gate = DK_GATE_PER_KEY;
   fp32_io.rule.form = DK_GATE_RAW;
   check_decode(fp32_io);
+  seed = 1400;  // a chunk and a part (T = 6), two chunks and one token (T = 9)
+  for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST})
+    for (int T : {6, 9})
+      for (dt state : {dt::f32, dt::bf16}) {
+        decode_spec s = base(T, ++seed);
+        s.B = 6;
+        s.padded = {3};
+        s.heads = {2, 8, T == 6 ? 64 : 128, 128};
+        s.rule.gate = DK_GATE_PER_KEY;
+        s.rule.layout = layout;
+        s.rule.fast_decay = T == 9 && state == dt::f32;  // log gates
+        s.rule.form = s.rule.fast_decay ? DK_GATE_LOG : DK_GATE_RAW;
+        s.types.state = state;
+        s.types.io = dt::bf16;
+        s.token_slots = T == 9;
+        check_decode(s);
+      }
 }
 
 TEST_CASE("decode: page-strided pool") {

@@ -753,9 +753,10 @@ std::vector<case_desc> check_cases(bool small) {
     add(c);
   }
   // T > 1 with per-key gates and bf16 activations: T = 2..4 on tensor cores
-  // (tn_mma_per_key), longer T on tn_per_key (the tn_bf16io body for K-last
-  // state, the tn_vlast body for V-last); every state dtype, K = 128 and 64,
-  // one and several waves; fp32 activations run the general kernel.
+  // (tn_mma_per_key), T = 5..16 in chunks of 4 there (tn_mma_per_key_chunked;
+  // V-last fp32 state on small grids: tn_per_key, below); every state dtype,
+  // K = 128 and 64, warps past V, one and several waves; fp32 activations run
+  // the general kernel.
   for (dk_state_layout layout : {DK_STATE_K_LAST, DK_STATE_V_LAST}) {
     const bool v_last = layout == DK_STATE_V_LAST;
     const std::string tn = v_last ? "tn per-key vlast " : "tn per-key ";
@@ -813,7 +814,7 @@ std::vector<case_desc> check_cases(bool small) {
       c.padding = true;
       add(c);
     }
-    {  // tn_per_key past tn_mma's 4 tokens, fp32 and 16-bit state
+    {  // chunks past tn_mma's 4 tokens, fp32 and 16-bit state
       case_desc c = per_key({"f32 state raw T=6 B=24 pad", 24, 6, 4, 8, 128, 128});
       c.raw = c.logit = c.l2norm = true;
       c.io = c.gates = elem::bf16;
@@ -826,9 +827,32 @@ std::vector<case_desc> check_cases(bool small) {
       c.token_slots = c.idx64 = true;
       add(c);
     }
+    {  // every token's state to its slot over two chunks, several waves
+      case_desc c = per_key({"f32 state raw T=8 B=40 GVA2 token_slots", 40, 8, 16, 32, 128, 128});
+      c.raw = c.logit = c.l2norm = true;
+      c.io = c.gates = elem::bf16;
+      c.token_slots = true;
+      add(c);
+    }
+    {  // V = 48: a warp past V takes its part of every chunk's stage
+      case_desc c = per_key({"bf16 state raw K=64 V=48 T=13 B=24 pad", 24, 13, 4, 8, 64, 48});
+      c.raw = c.l2norm = true;
+      c.io = elem::bf16;
+      c.state = elem::bf16;
+      c.padding = true;
+      add(c);
+    }
+    {  // V-last: 36 heads, under one per SM, so tn_per_key (below)
+      case_desc c = per_key({"f32 state log K=128 V=80 T=7 B=9 idx64 out_slots scale=0.3", 9, 7, 2, 4, 128, 80});
+      c.l2norm = true;
+      c.io = elem::bf16;
+      c.idx64 = c.out_slots = true;
+      c.scale = 0.3f;
+      add(c);
+    }
   }
   // V-last fp32 state under one head per SM stays on tn_per_key (sm90's
-  // tn_mma_per_key_vlast_f32_min_heads_per_sm); 16-bit state does not.
+  // tn_mma_per_key_vlast_f32_min_heads_per_sm) at every T; 16-bit state does not.
   for (elem state : {elem::f32, elem::bf16}) {
     case_desc c{state == elem::f32 ? "tn per-key vlast f32 state raw T=4 B=3 small grid"
                                    : "tn per-key vlast bf16 state raw T=4 B=3 small grid",
@@ -838,6 +862,14 @@ std::vector<case_desc> check_cases(bool small) {
     c.raw = c.l2norm = true;
     c.io = elem::bf16;
     c.state = state;
+    add(c);
+  }
+  {
+    case_desc c{"tn per-key vlast f32 state raw T=9 B=3 small grid", 3, 9, 8, 32, 128, 128};
+    c.gate = DK_GATE_PER_KEY;
+    c.layout = DK_STATE_V_LAST;
+    c.raw = c.logit = c.l2norm = true;
+    c.io = elem::bf16;
     add(c);
   }
   if (small) {  // the sanitizer subset: one of each kernel family, small shapes
