@@ -120,8 +120,9 @@ struct decode_shape {
 //             decay in the update), at the register caps
 //             tn_per_key_{f32,b16}_bound. V-last where tn_vlast, tn_per_key
 //             and tn_per_key_vlast are set: the tn_vlast body and blocks with
-//             the same decays, at tn_vlast_bound. Everything else with T > 1
-//             runs general.
+//             the same decays, at tn_vlast_bound. Where tn_mma_per_key (and
+//             tn_mma_per_key_chunked) take a call, they run it instead.
+//             Everything else with T > 1 runs general.
 //   t1_small_per_key  t1_per_key for K-last 16-bit state on the grids where
 //             the scalar gate takes t1_small (fewer than t1_small_heads_per_sm *
 //             SMs pairs), where the family's t1_small_per_key is set: the t1
