@@ -220,7 +220,9 @@ constexpr entry instance() {
   } else if constexpr (M == decode_mode::tn_mma_per_key_chunked) {
     return own_or_general<F, C, S, L, M, tuning::tn_mma_per_key_chunked_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_per_key) {  // K-last: the tn_bf16io body; V-last: the tn_vlast body
-    return own_or_general<F, C, S, L, M, tuning::tn_per_key_takes<table>(k_last)>();
+    constexpr bool per_key_chunks_cover =
+        tuning::tn_mma_per_key_chunked_covers<table>(k_last, S == dtype::f32 ? 4 : 2, kMaxDecodeTokens);
+    return own_or_general<F, C, S, L, M, tuning::tn_per_key_takes<table>(k_last) && !per_key_chunks_cover>();
   } else if constexpr (M == decode_mode::t1_per_key) {
     return own_or_general<F, C, S, L, M, tuning::t1_per_key_takes<table>()>();
   } else if constexpr (M == decode_mode::t1_small_per_key) {

@@ -250,11 +250,12 @@ decode_mode mode_for(int compute_units, const decode_problem& p, decode_class c)
       const bool small_vlast_f32 =
           !k_last && p.pool.type == dtype::f32 &&
           heads < int64_t(table::tn_mma_per_key_vlast_f32_min_heads_per_sm) * compute_units;
-      if (tuning::tn_mma_per_key_takes<table>(k_last) && p.tokens <= table::tn_mma_max_tokens && !small_vlast_f32)
-        return decode_mode::tn_mma_per_key;
-      if (tuning::tn_mma_per_key_chunked_takes<table>(k_last) && p.tokens <= table::tn_mma_chunked_max_tokens &&
-          !small_vlast_f32)
-        return decode_mode::tn_mma_per_key_chunked;
+      if (!small_vlast_f32) {
+        if (tuning::tn_mma_per_key_takes<table>(k_last) && p.tokens <= table::tn_mma_max_tokens)
+          return decode_mode::tn_mma_per_key;
+        if (tuning::tn_mma_per_key_chunked_takes<table>(k_last) && p.tokens <= table::tn_mma_chunked_max_tokens)
+          return decode_mode::tn_mma_per_key_chunked;
+      }
       return tuning::tn_per_key_takes<table>(k_last) ? decode_mode::tn_per_key : decode_mode::general;
     }
     if (!tuning::t1_per_key_takes<table>()) return decode_mode::general;

@@ -229,8 +229,9 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // time behind a barrier; warps past V take their share of every chunk's.
   float* key_stage = nullptr;
   float key_sum = 0.f;
+  auto chunk_tokens = [&](int t0) { return CH ? min(kMaxT, T - t0) : T; };  // the tokens of the chunk from t0
   auto stage_chunk = [&](int t0) {
-    const int TC = CH ? min(kMaxT, T - t0) : T;
+    const int TC = chunk_tokens(t0);
     return keys.finish(p, TC, p.token_indices.data ? 0 : TC - 1, key_stage);
   };
   if constexpr (PK) {
@@ -254,7 +255,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // left (tn_mma: one chunk, t0 = 0, TC = T). Tokens past T in a chunk carry
   // decay 1 and beta 0, so they change nothing.
   for (int t0 = 0; CH ? t0 < T : t0 == 0; t0 += kMaxT) {
-    const int TC = CH ? min(kMaxT, T - t0) : T;  // this chunk's tokens
+    const int TC = chunk_tokens(t0);
     const bool last_chunk = !CH || t0 + kMaxT >= T;
     if constexpr (PK && CH) {
       if (t0 > 0) {

@@ -67,21 +67,16 @@ struct mma_key_stage {
     const int tid = int(threadIdx.x);
     const bool raw = p.r.gate_raw, has_bias = raw && p.dt_bias.data != nullptr;
     const bool active = tid < K;  // K = 64 on 4 warps: half the threads
-    const int64_t g_bh = b * p.g.stride[0] + int64_t(h) * p.g.stride[2];
-    const uint16_t* const k_row =
-        static_cast<const uint16_t*>(p.k.data) + (b * p.k.stride[0] + t0 * p.k.stride[1] + qk_head * p.k.stride[2]);
-    const uint16_t* const q_row =
-        static_cast<const uint16_t*>(p.q.data) + (b * p.q.stride[0] + t0 * p.q.stride[1] + qk_head * p.q.stride[2]);
-    const int64_t g_at = g_bh + t0 * p.g.stride[1];
+    const token_rows r = rows_of(p, b, h, qk_head, t0);
 #pragma unroll
     for (int i = 0; i < kKeys; ++i) {
       const int key = tid + i * kThreads;
 #pragma unroll
       for (int t = 0; t < kMaxT; ++t) {
         const bool on = active && t0 + t < T;
-        kw[i][t] = on ? k_row[t * p.k.stride[1] + key] : uint16_t(0);
-        qw[i][t] = on ? q_row[t * p.q.stride[1] + key] : uint16_t(0);
-        gw[i][t] = on ? load_bits(p.g, g_at + t * p.g.stride[1] + key) : 0u;
+        kw[i][t] = on ? r.k[t * p.k.stride[1] + key] : uint16_t(0);
+        qw[i][t] = on ? r.q[t * p.q.stride[1] + key] : uint16_t(0);
+        gw[i][t] = on ? load_bits(p.g, r.g + t * p.g.stride[1] + key) : 0u;
       }
       bw[i] = has_bias && active ? load_bits(p.dt_bias, h * p.dt_bias.stride[0] + key) : 0u;
     }
@@ -92,19 +87,14 @@ struct mma_key_stage {
   DK_DEVICE void prefetch(const decode_problem& p, int64_t b, int h, int qk_head, int T, int t0) const {
     const int tid = int(threadIdx.x);
     if (tid >= K) return;
-    const char* const k_row = static_cast<const char*>(p.k.data) +
-                              (b * p.k.stride[0] + t0 * p.k.stride[1] + qk_head * p.k.stride[2] + tid) * 2;
-    const char* const q_row = static_cast<const char*>(p.q.data) +
-                              (b * p.q.stride[0] + t0 * p.q.stride[1] + qk_head * p.q.stride[2] + tid) * 2;
-    const char* const g_row = static_cast<const char*>(p.g.data) +
-                              (b * p.g.stride[0] + t0 * p.g.stride[1] + int64_t(h) * p.g.stride[2] + tid) *
-                                  dtype_size(p.g.type);
+    const token_rows r = rows_of(p, b, h, qk_head, t0);
+    const char* const g_data = static_cast<const char*>(p.g.data);
 #pragma unroll
     for (int t = 0; t < kMaxT; ++t) {
       if (t0 + t >= T) break;
-      prefetch_l1(k_row + t * p.k.stride[1] * 2);
-      prefetch_l1(q_row + t * p.q.stride[1] * 2);
-      prefetch_l1(g_row + t * p.g.stride[1] * dtype_size(p.g.type));
+      prefetch_l1(r.k + t * p.k.stride[1] + tid);
+      prefetch_l1(r.q + t * p.q.stride[1] + tid);
+      prefetch_l1(g_data + (r.g + t * p.g.stride[1] + tid) * dtype_size(p.g.type));
     }
   }
 
@@ -188,6 +178,19 @@ struct mma_key_stage {
   }
 
  private:
+  // Where the tokens from t0 of (b, h) start: the k and q rows (bf16) and the
+  // gate row's element index; issue() loads from them, prefetch() their lines.
+  struct token_rows {
+    const uint16_t* k;
+    const uint16_t* q;
+    int64_t g;
+  };
+  DK_DEVICE static token_rows rows_of(const decode_problem& p, int64_t b, int h, int qk_head, int t0) {
+    return {static_cast<const uint16_t*>(p.k.data) + (b * p.k.stride[0] + t0 * p.k.stride[1] + qk_head * p.k.stride[2]),
+            static_cast<const uint16_t*>(p.q.data) + (b * p.q.stride[0] + t0 * p.q.stride[1] + qk_head * p.q.stride[2]),
+            b * p.g.stride[0] + t0 * p.g.stride[1] + int64_t(h) * p.g.stride[2]};
+  }
+
   // One stage of scatter_stages (decode_t1_bf16io.cuh), its width a template
   // argument: that loop over 32 sums left them in a 128-192-byte stack frame
   // here (ptxas, sm_90a). A lane keeps the half of its sums that its lane bit OFF picks.

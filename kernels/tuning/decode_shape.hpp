@@ -121,7 +121,9 @@ struct decode_shape {
 //             tn_per_key_{f32,b16}_bound. V-last where tn_vlast, tn_per_key
 //             and tn_per_key_vlast are set: the tn_vlast body and blocks with
 //             the same decays, at tn_vlast_bound. Where tn_mma_per_key (and
-//             tn_mma_per_key_chunked) take a call, they run it instead.
+//             tn_mma_per_key_chunked) take a call, they run it instead; where
+//             they take every call it could get (tn_mma_per_key_chunked_covers:
+//             all but V-last fp32 state on small grids), it is not built.
 //             Everything else with T > 1 runs general.
 //   t1_small_per_key  t1_per_key for K-last 16-bit state on the grids where
 //             the scalar gate takes t1_small (fewer than t1_small_heads_per_sm *
@@ -461,6 +463,16 @@ template <class Table>
 constexpr bool tn_mma_per_key_chunked_takes(bool k_last) {
   return Table::tn_mma_per_key_chunked && tn_mma_per_key_takes<Table>(k_last) &&
          tn_mma_chunked_takes<Table>(k_last);
+}
+// Whether the per-key tn_mma modes take every per-key call of T > 1 that
+// tn_per_key could get with this layout and state width (max_tokens:
+// dk::kMaxDecodeTokens): tn_per_key's instance is then not built. V-last
+// fp32 state under tn_mma_per_key_vlast_f32_min_heads_per_sm stays on it.
+template <class Table>
+constexpr bool tn_mma_per_key_chunked_covers(bool k_last, int state_bytes, int max_tokens) {
+  const bool small_grids_stay = !k_last && state_bytes == 4 && Table::tn_mma_per_key_vlast_f32_min_heads_per_sm > 0;
+  return tn_mma_per_key_chunked_takes<Table>(k_last) && Table::tn_mma_chunked_max_tokens >= max_tokens &&
+         !small_grids_stay;
 }
 // The tn_mma tile (decode_tn_mma.cuh): warps of 16 values x K keys, lane 4 g + c
 // holding 2 values and K / 4 keys. K-last: 4 lanes along K (K / 4 keys each) x

@@ -336,7 +336,9 @@ struct decode_tuning<90> {
   // run 1, decode-ab, 2 rounds, Kimi Linear's heads at T = 8 with PDL,
   // tn_per_key -> this: K-last fp32 B=32 114.80 -> 84.65 us, B=128 429.66 ->
   // 305.15; bf16 112.16 -> 76.07, 425.32 -> 279.56; V-last B=32 fp32 127.65
-  // -> 87.93, bf16 127.21 -> 78.78.
+  // -> 87.93, bf16 127.21 -> 78.78. With it up to 16 tokens, tn_per_key takes
+  // only V-last fp32 state under tn_mma_per_key_vlast_f32_min_heads_per_sm; its
+  // other instances are not built (tn_mma_per_key_chunked_covers).
   static constexpr bool tn_mma_per_key_chunked = true;
   // Every tn_mma block prefetches into L2 the tile of the block that takes
   // its place about a wave later (the resident warps per SM at the register
@@ -348,7 +350,8 @@ struct decode_tuning<90> {
   static constexpr int tn_mma_f32_lookahead_warps = 0, tn_mma_b16_lookahead_warps = 0;
   static constexpr int tn_mma_vlast_f32_lookahead_warps = 12, tn_mma_vlast_b16_lookahead_warps = 0;
   // T = 2..16 with per-key gates (KDA) and bf16 I/O, K-last state
-  // (decode_mode::tn_per_key): the tn_bf16io tile with its keys' decays, at
+  // (decode_mode::tn_per_key; no call here since tn_mma_per_key_chunked, not
+  // built on NVIDIA targets): the tn_bf16io tile with its keys' decays, at
   // most 128 registers (ptxas 122-128, no spill; any cap above 512 threads
   // gives 96 and spills 24-92 bytes). NOTES.md v30 runs 1-2, decode-ab, 2
   // rounds, Kimi Linear's heads at T = 4 with PDL, general kernel -> this: fp32
