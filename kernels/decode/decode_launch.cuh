@@ -224,11 +224,13 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
                     : sizeof(float) * size_t(make_smem_layout(p.tokens, G::k_cover, per_key, ls.lp.v_tile,
                                                             G::warps_k).total);
   // tn_mma_per_key: the block's stage (decode_tn_mma_keys.cuh), with per-token
-  // slots every token's state parts (of a chunk: at most 4), else the last token's.
+  // slots every token's state parts (of a chunk: at most 4), else the last token's;
+  // tn_mma_per_key_chunked: one per chunk of 4 tokens.
   if constexpr (G::mma_per_key) {
     using stage = mma_key_stage<G::k_cover, tn_mma_run_keys(G::k_last, G::esize), G::shape.max_warps_v>;
     const int staged = p.token_indices.data ? (p.tokens < stage::kMaxT ? p.tokens : stage::kMaxT) : 1;
-    ls.smem = sizeof(float) * size_t(stage::block_floats(staged));
+    const int chunks = G::mma_chunked ? (p.tokens + stage::kMaxT - 1) / stage::kMaxT : 1;
+    ls.smem = sizeof(float) * size_t(stage::block_floats(staged)) * size_t(chunks);
   }
   return ls;
 }

@@ -32,9 +32,9 @@
 // computed into the tile registers (held as fp32 words, 16-bit state too)
 // instead of being stored; T = 8 on the H200 with PDL (NOTES.md v37): fp32
 // B=32 55.27 us, bf16 45.91 (tn_bf16io: 72.38, 69.48). tn_mma_per_key_chunked:
-// the same chunks with per-key gates, the block's stage restaged for each
-// chunk behind a barrier; Kimi Linear T = 8 with PDL (NOTES.md v38): fp32
-// B=32 84.65 us, bf16 76.07 (tn_per_key: 114.80, 112.16).
+// the same chunks with per-key gates, every chunk's stage written at once
+// before the first, behind one barrier; Kimi Linear T = 8 with PDL (NOTES.md
+// v40): fp32 B=32 81.18 us, bf16 71.40 (tn_per_key, v38: 114.80, 112.16).
 #pragma once
 #include "decode_tn_mma_keys.cuh"
 
@@ -223,31 +223,35 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // tile is in flight (lp.lookahead: the table's tn_mma_..._lookahead_warps;
   // the block's warps share the lines, those past V leave theirs out).
   if (lp.lookahead > 0) prefetch_ahead<G>(lp);
-  // Per-key gates: the block's stage of the (first) chunk's tokens (with
-  // per-token slots, every token's state parts; else the last token's) and
-  // this lane's sum. tn_mma_per_key_chunked restages it for every chunk, each
-  // time behind a barrier; warps past V take their share of every chunk's.
-  float* key_stage = nullptr;
+  // Per-key gates: the block's stage of the chunk's tokens (with per-token
+  // slots, every token's state parts; else the last token's) and this lane's
+  // sum. tn_mma_per_key_chunked stages every chunk's at once, chunk n's at
+  // n chunk_floats, behind one barrier: a chunk's decays, B operands and sums
+  // need only its k, q and gates, so the chunks then follow one another with
+  // no barrier (restaging before each chunk instead took 3-7 % longer at
+  // T = 8: NOTES.md v40). Warps past
+  // V take their share of the stage, then leave.
+  float* key_stage = nullptr;  // the stage of the chunk being run
   float key_sum = 0.f;
   auto chunk_tokens = [&](int t0) { return CH ? min(kMaxT, T - t0) : T; };  // the tokens of the chunk from t0
-  auto stage_chunk = [&](int t0) {
-    const int TC = chunk_tokens(t0);
-    return keys.finish(p, TC, p.token_indices.data ? 0 : TC - 1, key_stage);
-  };
+  auto first_staged = [&](int TC) { return p.token_indices.data ? 0 : TC - 1; };
+  const int chunk_floats = stage_t::block_floats(p.token_indices.data ? min(T, kMaxT) : 1);
   if constexpr (PK) {
     extern __shared__ f32x4 smem_vec[];
     key_stage = reinterpret_cast<float*>(smem_vec);
-    key_sum = stage_chunk(0);
-    if (past_v) {
-      if constexpr (CH) {
-        for (int t0 = kMaxT; t0 < T; t0 += kMaxT) {
-          keys.issue(p, b, h, at.qk_head, T, t0);
-          __syncthreads();  // every warp done with the last chunk's stage
-          stage_chunk(t0);
-        }
+    if constexpr (CH) {
+      for (int t0 = kMaxT; t0 < T; t0 += kMaxT) keys.prefetch(p, b, h, at.qk_head, T, t0);
+      for (int t0 = 0; t0 < T; t0 += kMaxT) {
+        if (t0 > 0) keys.issue(p, b, h, at.qk_head, T, t0);
+        const int TC = chunk_tokens(t0);
+        keys.write(p, TC, first_staged(TC), key_stage + (t0 / kMaxT) * chunk_floats);
       }
-      return;
+      __syncthreads();
+      key_sum = keys.sum_of(chunk_tokens(0), first_staged(chunk_tokens(0)), key_stage);
+    } else {
+      key_sum = keys.finish(p, T, first_staged(T), key_stage);
     }
+    if (past_v) return;
   }
   tok.finish(p);
 
@@ -259,17 +263,17 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
     const bool last_chunk = !CH || t0 + kMaxT >= T;
     if constexpr (PK && CH) {
       if (t0 > 0) {
-        __syncthreads();  // every warp done with the last chunk's stage
-        key_sum = stage_chunk(t0);
+        key_stage += chunk_floats;
+        key_sum = keys.sum_of(TC, first_staged(TC), key_stage);
       }
     }
-    if (!last_chunk) {  // the next chunk's k, q (per key: and gate) and v lines into L1 while this one runs
+    if (!last_chunk) {  // the next chunk's k, q (scalar gate) and v lines into L1 while this one runs
       const int tk = t0 + kMaxT + (g & 3), tv = t0 + kMaxT + c;
-      if constexpr (PK) {
-        keys.prefetch(p, b, h, at.qk_head, T, t0 + kMaxT);
-      } else if (tk < T) {
+      if constexpr (!PK) {
+        if (tk < T) {
 #pragma unroll
-        for (int i = 0; i < NL; ++i) prefetch_l1(token_keys(g < 4 ? p.k : p.q, tk) + (4 * P * i + P * c) * 2);
+          for (int i = 0; i < NL; ++i) prefetch_l1(token_keys(g < 4 ? p.k : p.q, tk) + (4 * P * i + P * c) * 2);
+        }
       }
       if (tv < T) prefetch_l1(vp + tv * p.v.stride[1]);
     }
@@ -476,9 +480,8 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
       emit_state(TC - 1, store_slot, true, false);
     }
     if (last_chunk) break;
-    // The next chunk's k, q (per key: the thread's keys and gates) and v (tn_mma_chunked).
-    if constexpr (PK) keys.issue(p, b, h, at.qk_head, T, t0 + kMaxT);
-    else load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
+    // The next chunk's k, q (scalar gate; per key they are staged) and v (tn_mma_chunked).
+    if constexpr (!PK) load_keys(g < 4 ? p.k : p.q, t0 + kMaxT + (g & 3), c, wv);
     load_values(t0 + kMaxT);
   }  // chunks
 #else

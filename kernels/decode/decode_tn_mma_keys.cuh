@@ -60,7 +60,8 @@ struct mma_key_stage {
 
   // This thread's keys of the tokens t0 .. t0 + 3 (k, q, gate; zero past T)
   // and dt_bias, A_log: issue() starts the loads (before the tile's: they need
-  // no slot), finish() the rest. tn_mma_per_key_chunked issues each chunk's.
+  // no slot), finish() the rest (or write(), a barrier, sum_of()).
+  // tn_mma_per_key_chunked issues and writes every chunk's before the first runs.
   uint16_t kw[kKeys][kMaxT], qw[kKeys][kMaxT];
   uint32_t gw[kKeys][kMaxT], bw[kKeys], alw = 0u;
   DK_DEVICE void issue(const decode_problem& p, int64_t b, int h, int qk_head, int T, int t0 = 0) {
@@ -83,7 +84,7 @@ struct mma_key_stage {
     alw = raw ? load_bits(p.a_log, h * p.a_log.stride[0]) : 0u;
   }
 
-  // The lines issue(.., t0) will read, into L1 (while the chunk before runs).
+  // The lines issue(.., t0) will read, into L1 (while the chunks before are staged).
   DK_DEVICE void prefetch(const decode_problem& p, int64_t b, int h, int qk_head, int T, int t0) const {
     const int tid = int(threadIdx.x);
     if (tid >= K) return;
@@ -104,6 +105,12 @@ struct mma_key_stage {
   // `lane` over all K keys. Tokens count from issue()'s t0; T is the chunk's
   // (at most 4).
   DK_DEVICE float finish(const decode_problem& p, int T, int first_staged, float* stage) const {
+    write(p, T, first_staged, stage);
+    __syncthreads();
+    return sum_of(T, first_staged, stage);
+  }
+  // finish() up to the barrier: the stage and this warp's sums written.
+  DK_DEVICE void write(const decode_problem& p, int T, int first_staged, float* stage) const {
     const int tid = int(threadIdx.x), lane = tid % kWarpSize, warp = tid / kWarpSize;
     const bool raw = p.r.gate_raw, active = tid < K;
     const float al = bits_to_f(alw, p.a_log.type);
@@ -168,9 +175,12 @@ struct mma_key_stage {
     scatter_stage<4>(sums, lane);
     scatter_stage<2>(sums, lane);
     scatter_stage<1>(sums, lane);
-    float* const warp_sums = tok_part + (T - first_staged) * token_floats;
-    warp_sums[warp * kWarpSize + lane] = sums[0];
-    __syncthreads();
+    stage[warp_sums_at(T, first_staged) + warp * kWarpSize + lane] = sums[0];
+  }
+  // finish() after the barrier: sum `lane` over all K keys, from the warps' parts.
+  DK_DEVICE float sum_of(int T, int first_staged, const float* stage) const {
+    const int lane = int(threadIdx.x) % kWarpSize;
+    const float* const warp_sums = stage + warp_sums_at(T, first_staged);
     float total = 0.f;
 #pragma unroll
     for (int w = 0; w < W; ++w) total += warp_sums[w * kWarpSize + lane];
@@ -178,6 +188,8 @@ struct mma_key_stage {
   }
 
  private:
+  // Where finish() puts the warps' sums in a stage (floats).
+  DK_DEVICE static int warp_sums_at(int T, int first_staged) { return x_floats + (T - first_staged) * token_floats; }
   // Where the tokens from t0 of (b, h) start: the k and q rows (bf16) and the
   // gate row's element index; issue() loads from them, prefetch() their lines.
   struct token_rows {

@@ -150,8 +150,8 @@ struct decode_shape {
 //             family's tn_mma_chunked is set: chunks of 4 tokens one after
 //             another, the tile held as fp32 between them (16-bit state too).
 //   tn_mma_per_key_chunked  the same chunks with per-key gates (KDA), where the
-//             family's tn_mma_per_key_chunked is set too: the block stages each
-//             chunk's decays and sums anew behind a barrier.
+//             family's tn_mma_per_key_chunked is set too: the block stages
+//             every chunk's decays and sums before the first, behind one barrier.
 enum class decode_mode : int {
   general = 0,
   t1 = 1,

@@ -332,11 +332,12 @@ struct decode_tuning<90> {
   static constexpr int tn_mma_per_key_late_prefetch_blocks_per_sm = 1;
   // Per-key gates at T = 5..tn_mma_chunked_max_tokens in chunks of 4 tokens
   // (decode_mode::tn_mma_per_key_chunked, before tn_per_key): the block stages
-  // each chunk's decays and sums anew, at tn_mma_chunked_bound. NOTES.md v38
-  // run 1, decode-ab, 2 rounds, Kimi Linear's heads at T = 8 with PDL,
-  // tn_per_key -> this: K-last fp32 B=32 114.80 -> 84.65 us, B=128 429.66 ->
-  // 305.15; bf16 112.16 -> 76.07, 425.32 -> 279.56; V-last B=32 fp32 127.65
-  // -> 87.93, bf16 127.21 -> 78.78. With it up to 16 tokens, tn_per_key takes
+  // every chunk's decays and sums before the first, at tn_mma_chunked_bound.
+  // NOTES.md v38 run 1, decode-ab, 2 rounds, Kimi Linear's heads at T = 8 with
+  // PDL, tn_per_key -> this (then restaging before each chunk): K-last fp32
+  // B=32 114.80 -> 84.65 us, B=128 429.66 -> 305.15; bf16 112.16 -> 76.07,
+  // 425.32 -> 279.56; V-last B=32 fp32 127.65 -> 87.93, bf16 127.21 -> 78.78.
+  // Every stage at once (v40 run 1): 3.1-6.6 % less again. With it up to 16 tokens, tn_per_key takes
   // only V-last fp32 state under tn_mma_per_key_vlast_f32_min_heads_per_sm; its
   // other instances are not built (tn_mma_per_key_chunked_covers).
   static constexpr bool tn_mma_per_key_chunked = true;
