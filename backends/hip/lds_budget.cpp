@@ -11,6 +11,7 @@
 #include <initializer_list>
 
 #include "dk/hal.hpp"
+#include "dk/shape_query.hpp"
 #include "launch.hpp"
 
 namespace {
@@ -47,14 +48,9 @@ struct worst {
   }
 };
 
-const char* const kDtype[] = {"f32", "bf16", "f16"};
-const char* const kGate[] = {"none", "scalar", "per_key"};
-
-void set_operand(dk::operand& o, dk::dtype t) {
-  memset(&o, 0, sizeof o);
-  o.type = t;
-  o.stride[3] = 1;
-}
+using dk::shape_query::kDtype;
+using dk::shape_query::kGate;
+using dk::shape_query::set_operand;
 
 worst decode_budget() {
   worst w;

@@ -1,4 +1,5 @@
-// What a tuning table says about the decode kernel (kernels/decode/decode.cu).
+// What a tuning table says about the decode kernel (kernels/decode/decode.cu picks,
+// kernels/decode/decode_instances.cuh builds).
 // Plain constexpr data: each arch family has one small header (sm80.hpp ...)
 // that specialises decode_tuning<family>; the host picks the family from
 // target.arch at run time, and the device pass of that arch compiles only its

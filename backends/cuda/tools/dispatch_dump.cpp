@@ -1,0 +1,88 @@
+// Prints, for a sweep of decode problem shapes and every NVIDIA family this
+// build has tables for, the kernel the launch code picks and the shared memory
+// per block it asks, through the same host query the backend calls
+// (dk::gpu::decode_query). Needs no GPU: diff the output of two builds to see
+// which shapes a change of the tuning tables or of the dispatch moves.
+//
+//   dk_cuda_dispatch_dump > dispatch.txt
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <initializer_list>
+
+#include "dk/hal.hpp"
+#include "dk/shape_query.hpp"
+#include "launch.hpp"
+
+namespace {
+
+constexpr int kNever = 1 << 24;
+
+struct family {
+  int arch, compute_units, smem_limit;  // the datasheet part the tables are written for
+};
+// A100-SXM4, H200, B200, RTX 5090.
+constexpr family kFamilies[] = {{80, 108, 163 * 1024}, {90, 132, 227 * 1024}, {100, 148, 227 * 1024},
+                                {120, 170, 99 * 1024}};
+
+using dk::shape_query::kDtype;
+using dk::shape_query::kGate;
+using dk::shape_query::set_operand;
+
+// A stand-in address: the query reads which operands are present, never their data.
+const void* const kPresent = reinterpret_cast<const void*>(uintptr_t(256));
+
+// The smallest per-block shared-memory limit the query accepts, or kNever.
+int smem_needed(const family& f, const dk::decode_problem& p, const char** name) {
+  dk::gpu::target t{f.arch, f.compute_units, kNever};
+  if (dk::gpu::decode_query(t, p, name) != DK_STATUS_SUCCESS) return kNever;
+  int lo = -1, hi = kNever;  // query(lo) fails or lo < 0; query(hi) succeeds
+  while (hi - lo > 1) {
+    t.max_smem_per_block = lo + (hi - lo) / 2;
+    (dk::gpu::decode_query(t, p, nullptr) == DK_STATUS_SUCCESS ? hi : lo) = t.max_smem_per_block;
+  }
+  return hi;
+}
+
+}  // namespace
+
+int main() {
+  const int batches[] = {1, 2, 8, 9, 24, 32, 40, 128, 512};
+  const int tokens[] = {1, 2, 4, 5, 8, 13, 16};
+  const int keys[] = {64, 96, 128};
+  const int values[] = {48, 128};
+  for (const family& f : kFamilies)
+    for (int layout = 0; layout < 2; ++layout)
+      for (int st = 0; st < 3; ++st)
+        for (int gate = 0; gate < 3; ++gate)
+          for (int K : keys)
+            for (int V : values)
+              for (int T : tokens)
+                for (int B : batches)
+                  for (int act = 0; act < 2; ++act)
+                    for (int slots = 0; slots < 2; ++slots) {
+                      dk::decode_problem p;
+                      memset(&p, 0, sizeof p);
+                      p.r.gate = dk::gate_kind(gate);
+                      p.r.layout = dk::state_layout(layout);
+                      p.r.scale = 1.f;
+                      p.batch = B, p.tokens = T, p.hq = 16, p.hv = 32, p.dk = K, p.dv = V;
+                      p.pool_slots = 4096;
+                      set_operand(p.pool, dk::dtype(st));
+                      const dk::dtype io = act ? dk::dtype::f32 : dk::dtype::bf16;
+                      for (dk::operand* o : {&p.q, &p.k, &p.v, &p.out}) set_operand(*o, io);
+                      set_operand(p.g, dk::dtype::f32);
+                      set_operand(p.beta, dk::dtype::f32);
+                      if (slots) {
+                        set_operand(p.token_indices, dk::dtype::i32);
+                        p.token_indices.data = kPresent;
+                      }
+                      const char* name = nullptr;
+                      const int smem = smem_needed(f, p, &name);
+                      printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s smem %d\n", f.arch, B, T,
+                             K, V, kGate[gate], kDtype[st], layout ? "v_last" : "k_last", act ? "f32" : "bf16",
+                             slots ? " token_slots" : "", smem == kNever ? "refused" : name, smem == kNever ? -1 : smem);
+                    }
+  return 0;
+}

@@ -1,0 +1,6 @@
+// The decode kernels of fp32 K-last state, every family and mode (decode_instances.cuh).
+#include "decode_instances.cuh"
+
+namespace dk::gpu::decode_detail {
+template DK_DECODE_INSTANCES(dtype::f32, state_layout::k_last);
+}  // namespace dk::gpu::decode_detail
