@@ -3,8 +3,11 @@
 // per block it asks, through the same host query the backend calls
 // (dk::gpu::decode_query). Needs no GPU: diff the output of two builds to see
 // which shapes a change of the tuning tables or of the dispatch moves.
+// --check prints instead one line per family and exits 1 when a shape gets no
+// kernel within the family's shared memory per block (ctest: cuda/dispatch_fits,
+// which thus covers the archs no machine here runs).
 //
-//   dk_cuda_dispatch_dump > dispatch.txt
+//   dk_cuda_dispatch_dump [--check] > dispatch.txt
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
@@ -47,12 +50,15 @@ int smem_needed(const family& f, const dk::decode_problem& p, const char** name)
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool check = argc > 1 && strcmp(argv[1], "--check") == 0;
+  bool ok = true;
   const int batches[] = {1, 2, 8, 9, 24, 32, 40, 128, 512};
   const int tokens[] = {1, 2, 4, 5, 8, 13, 16};
   const int keys[] = {64, 96, 128};
   const int values[] = {48, 128};
-  for (const family& f : kFamilies)
+  for (const family& f : kFamilies) {
+    int shapes = 0, over = 0, most = 0;
     for (int layout = 0; layout < 2; ++layout)
       for (int st = 0; st < 3; ++st)
         for (int gate = 0; gate < 3; ++gate)
@@ -80,9 +86,27 @@ int main() {
                       }
                       const char* name = nullptr;
                       const int smem = smem_needed(f, p, &name);
-                      printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s smem %d\n", f.arch, B, T,
+                      ++shapes;
+                      if (smem > f.smem_limit) {
+                        ++over;
+                        if (check)
+                          printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s\n", f.arch, B, T, K, V,
+                                 kGate[gate], kDtype[st], layout ? "v_last" : "k_last", act ? "f32" : "bf16",
+                                 slots ? " token_slots" : "",
+                                 smem == kNever ? "refused" : "needs more shared memory than the part has");
+                      } else if (smem > most) {
+                        most = smem;
+                      }
+                      if (!check)
+                        printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s smem %d\n", f.arch, B, T,
                              K, V, kGate[gate], kDtype[st], layout ? "v_last" : "k_last", act ? "f32" : "bf16",
                              slots ? " token_slots" : "", smem == kNever ? "refused" : name, smem == kNever ? -1 : smem);
                     }
-  return 0;
+    if (check)
+      printf("sm%d (%d SMs, %d bytes of shared memory per block): %d shapes, %d without a kernel that fits; "
+             "the most a fitting one asks: %d bytes\n",
+             f.arch, f.compute_units, f.smem_limit, shapes, over, most);
+    ok = ok && over == 0;
+  }
+  return ok ? 0 : 1;
 }
