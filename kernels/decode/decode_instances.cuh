@@ -267,8 +267,11 @@ constexpr entry instance() {
 // [mode][class] for one family, state dtype and layout.
 template <int F, dtype S, state_layout L>
 inline constexpr entry kLaunch[tuning::kDecodeModes][3] = {
-#define DK_MODE(M) \
-  { instance<F, decode_class::k128, S, L, M>(), instance<F, decode_class::k64, S, L, M>(), instance<F, decode_class::generic, S, L, M>() }
+#define DK_MODE(M)                                                                       \
+  {                                                                                      \
+    instance<F, decode_class::k128, S, L, M>(), instance<F, decode_class::k64, S, L, M>(), \
+        instance<F, decode_class::generic, S, L, M>()                                    \
+  }
     DK_MODE(decode_mode::general), DK_MODE(decode_mode::t1), DK_MODE(decode_mode::t1_small),
     DK_MODE(decode_mode::t1_pipe), DK_MODE(decode_mode::t1_bf16io), DK_MODE(decode_mode::t1_bf16io_smem),
     DK_MODE(decode_mode::t1_bf16io_smem_wide), DK_MODE(decode_mode::tn_bf16io),
@@ -297,6 +300,7 @@ entry launch_entry(int family_index, decode_mode m, decode_class c) {
   }
 #endif
 }
+// One (S, L)'s launch_entry: declared extern here, instantiated by its file.
 #define DK_DECODE_INSTANCES(S, L) entry launch_entry<S, L>(int family_index, decode_mode m, decode_class c)
 extern template DK_DECODE_INSTANCES(dtype::f32, state_layout::k_last);
 extern template DK_DECODE_INSTANCES(dtype::f32, state_layout::v_last);

@@ -229,8 +229,7 @@ DK_DEVICE void decode_tn_mma_body(const launch_params& lp) {
   // n chunk_floats, behind one barrier: a chunk's decays, B operands and sums
   // need only its k, q and gates, so the chunks then follow one another with
   // no barrier (restaging before each chunk instead took 3-7 % longer at
-  // T = 8: NOTES.md v40). Warps past
-  // V take their share of the stage, then leave.
+  // T = 8: NOTES.md v40). Warps past V take their share of the stage, then leave.
   float* key_stage = nullptr;  // the stage of the chunk being run
   float key_sum = 0.f;
   auto chunk_tokens = [&](int t0) { return CH ? min(kMaxT, T - t0) : T; };  // the tokens of the chunk from t0
