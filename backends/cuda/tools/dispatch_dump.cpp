@@ -4,8 +4,12 @@
 // (dk::gpu::decode_query). Needs no GPU: diff the output of two builds to see
 // which shapes a change of the tuning tables or of the dispatch moves.
 // --check prints instead one line per family and exits 1 when a shape gets no
-// kernel within the family's shared memory per block (ctest: cuda/dispatch_fits,
-// which thus covers the archs no machine here runs).
+// kernel within the family's shared memory per block, or gets the general
+// kernel where a specialised one should run: K = 64 or 128 with bf16
+// activations at any T, or any activations at T = 1 (a table slot whose
+// instance is not built holds the general kernel, which would run such calls
+// correctly but slowly). ctest cuda/dispatch_fits, which thus covers the archs
+// no machine here runs.
 //
 //   dk_cuda_dispatch_dump [--check] > dispatch.txt
 #include <stdio.h>
@@ -36,6 +40,14 @@ using dk::shape_query::set_operand;
 // A stand-in address: the query reads which operands are present, never their data.
 const void* const kPresent = reinterpret_cast<const void*>(uintptr_t(256));
 
+// Whether `name` (vendor:arch:decode_...) is the general kernel of the k128 or k64 class.
+bool is_general(const char* name) {
+  const char* const base = strrchr(name, ':') ? strrchr(name, ':') + 1 : name;
+  for (const char* g : {"decode_kv128", "decode_kv64", "decode_kv128_vlast", "decode_kv64_vlast"})
+    if (strcmp(base, g) == 0) return true;
+  return false;
+}
+
 // The smallest per-block shared-memory limit the query accepts, or kNever.
 int smem_needed(const family& f, const dk::decode_problem& p, const char** name) {
   dk::gpu::target t{f.arch, f.compute_units, kNever};
@@ -58,7 +70,7 @@ int main(int argc, char** argv) {
   const int keys[] = {64, 96, 128};
   const int values[] = {48, 128};
   for (const family& f : kFamilies) {
-    int shapes = 0, over = 0, most = 0;
+    int shapes = 0, over = 0, most = 0, general = 0;
     for (int layout = 0; layout < 2; ++layout)
       for (int st = 0; st < 3; ++st)
         for (int gate = 0; gate < 3; ++gate)
@@ -94,8 +106,15 @@ int main(int argc, char** argv) {
                                  kGate[gate], kDtype[st], layout ? "v_last" : "k_last", act ? "f32" : "bf16",
                                  slots ? " token_slots" : "",
                                  smem == kNever ? "refused" : "needs more shared memory than the part has");
-                      } else if (smem > most) {
-                        most = smem;
+                      } else {
+                        if (smem > most) most = smem;
+                        if ((K == 64 || K == 128) && (act == 0 || T == 1) && is_general(name)) {
+                          ++general;
+                          if (check)
+                            printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: the general kernel %s\n",
+                                   f.arch, B, T, K, V, kGate[gate], kDtype[st], layout ? "v_last" : "k_last",
+                                   act ? "f32" : "bf16", slots ? " token_slots" : "", name);
+                        }
                       }
                       if (!check)
                         printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s smem %d\n", f.arch, B, T,
@@ -103,10 +122,10 @@ int main(int argc, char** argv) {
                              slots ? " token_slots" : "", smem == kNever ? "refused" : name, smem == kNever ? -1 : smem);
                     }
     if (check)
-      printf("sm%d (%d SMs, %d bytes of shared memory per block): %d shapes, %d without a kernel that fits; "
-             "the most a fitting one asks: %d bytes\n",
-             f.arch, f.compute_units, f.smem_limit, shapes, over, most);
-    ok = ok && over == 0;
+      printf("sm%d (%d SMs, %d bytes of shared memory per block): %d shapes, %d without a kernel that fits, "
+             "%d on the general kernel where a specialised one should run; the most a fitting one asks: %d bytes\n",
+             f.arch, f.compute_units, f.smem_limit, shapes, over, general, most);
+    ok = ok && over == 0 && general == 0;
   }
   return ok ? 0 : 1;
 }
