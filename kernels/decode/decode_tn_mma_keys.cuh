@@ -188,7 +188,7 @@ struct mma_key_stage {
   }
 
  private:
-  // Where finish() puts the warps' sums in a stage (floats).
+  // Where write() puts the warps' sums in a stage (floats).
   DK_DEVICE static int warp_sums_at(int T, int first_staged) { return x_floats + (T - first_staged) * token_floats; }
   // Where the tokens from t0 of (b, h) start: the k and q rows (bf16) and the
   // gate row's element index; issue() loads from them, prefetch() their lines.

@@ -472,7 +472,7 @@ constexpr bool tn_mma_per_key_chunked_takes(bool k_last) {
 template <class Table>
 constexpr bool tn_mma_per_key_chunked_covers(bool k_last, int state_bytes, int max_tokens) {
   const bool small_grids_stay = !k_last && state_bytes == 4 && Table::tn_mma_per_key_vlast_f32_min_heads_per_sm > 0;
-  return tn_mma_per_key_chunked_takes<Table>(k_last) && Table::tn_mma_chunked_max_tokens >= max_tokens &&
+  return tn_mma_per_key_chunked_takes<Table>(k_last) && tn_mma_chunked_covers<Table>(k_last, max_tokens) &&
          !small_grids_stay;
 }
 // The tn_mma tile (decode_tn_mma.cuh): warps of 16 values x K keys, lane 4 g + c

@@ -42,7 +42,8 @@ const void* const kPresent = reinterpret_cast<const void*>(uintptr_t(256));
 
 // Whether `name` (vendor:arch:decode_...) is the general kernel of the k128 or k64 class.
 bool is_general(const char* name) {
-  const char* const base = strrchr(name, ':') ? strrchr(name, ':') + 1 : name;
+  const char* const colon = strrchr(name, ':');
+  const char* const base = colon ? colon + 1 : name;
   for (const char* g : {"decode_kv128", "decode_kv64", "decode_kv128_vlast", "decode_kv64_vlast"})
     if (strcmp(base, g) == 0) return true;
   return false;
@@ -96,30 +97,28 @@ int main(int argc, char** argv) {
                         set_operand(p.token_indices, dk::dtype::i32);
                         p.token_indices.data = kPresent;
                       }
+                      char shape[128];
+                      snprintf(shape, sizeof shape, "sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s", f.arch,
+                               B, T, K, V, kGate[gate], kDtype[st], layout ? "v_last" : "k_last",
+                               act ? "f32" : "bf16", slots ? " token_slots" : "");
                       const char* name = nullptr;
                       const int smem = smem_needed(f, p, &name);
                       ++shapes;
                       if (smem > f.smem_limit) {
                         ++over;
                         if (check)
-                          printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s\n", f.arch, B, T, K, V,
-                                 kGate[gate], kDtype[st], layout ? "v_last" : "k_last", act ? "f32" : "bf16",
-                                 slots ? " token_slots" : "",
+                          printf("%s: %s\n", shape,
                                  smem == kNever ? "refused" : "needs more shared memory than the part has");
                       } else {
                         if (smem > most) most = smem;
                         if ((K == 64 || K == 128) && (act == 0 || T == 1) && is_general(name)) {
                           ++general;
-                          if (check)
-                            printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: the general kernel %s\n",
-                                   f.arch, B, T, K, V, kGate[gate], kDtype[st], layout ? "v_last" : "k_last",
-                                   act ? "f32" : "bf16", slots ? " token_slots" : "", name);
+                          if (check) printf("%s: the general kernel %s\n", shape, name);
                         }
                       }
                       if (!check)
-                        printf("sm%d B=%d T=%d K=%d V=%d gate=%s state=%s %s io=%s%s: %s smem %d\n", f.arch, B, T,
-                             K, V, kGate[gate], kDtype[st], layout ? "v_last" : "k_last", act ? "f32" : "bf16",
-                             slots ? " token_slots" : "", smem == kNever ? "refused" : name, smem == kNever ? -1 : smem);
+                        printf("%s: %s smem %d\n", shape, smem == kNever ? "refused" : name,
+                               smem == kNever ? -1 : smem);
                     }
     if (check)
       printf("sm%d (%d SMs, %d bytes of shared memory per block): %d shapes, %d without a kernel that fits, "
