@@ -7,7 +7,6 @@ namespace decode_detail {
 namespace {
 
 constexpr int kMaxHeadDim = 256;
-constexpr int kMaxTokens = 16;
 #if DK_VENDOR_CUDA
 // dk_bench's bare launch (bench/timer_cuda.cpp, the reference for host time per
 // call) passes a parameter block of this size: change both together.
@@ -106,9 +105,9 @@ dk_status plan(const target& t, const decode_problem& p, int* out_family, choice
                      "decode: head dims K=%d, V=%d: the %s backend supports multiples of 16 "
                      "from 16 to %d",
                      p.dk, p.dv, kVendorName, kMaxHeadDim);
-  if (p.tokens < 1 || p.tokens > kMaxTokens)
+  if (p.tokens < 1 || p.tokens > kMaxDecodeTokens)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: T=%d tokens per sequence; supported 1..%d",
-                     p.tokens, kMaxTokens);
+                     p.tokens, kMaxDecodeTokens);
   if (p.pool.type != dtype::f32 && p.pool.type != dtype::bf16 && p.pool.type != dtype::f16)
     return set_error(DK_STATUS_UNSUPPORTED, "decode: state_pool dtype must be fp32, bf16 or fp16");
   if (p.pool.stride[3] != 1)

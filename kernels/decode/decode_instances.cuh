@@ -147,12 +147,16 @@ constexpr bool takes_bf16io() {
   else if constexpr (L != state_layout::k_last) return S == dtype::f32;
   else return bf16io_fits<geometry<F, C, S, L, M>>();
 }
+template <int F, decode_class C, dtype S, state_layout L, decode_mode M>
+constexpr entry instance();
 // Mode M's own instance where the table takes it (`Takes`: the rule mode_for
-// follows too), else the general kernel (never picked for M there).
-template <int F, decode_class C, dtype S, state_layout L, decode_mode M, bool Takes>
-constexpr entry own_or_general() {
+// follows too), else the instance of mode Else: the general kernel where
+// mode_for never picks M, or the mode M stands in for (t1_bf16io for t1_bf16io_smem ...).
+template <int F, decode_class C, dtype S, state_layout L, decode_mode M, bool Takes,
+          decode_mode Else = decode_mode::general>
+constexpr entry own_or() {
   if constexpr (Takes) return entry_of<F, C, S, L, M>();
-  else return entry_of<F, C, S, L, decode_mode::general>();
+  else return instance<F, C, S, L, Else>();
 }
 // The instance that runs mode M: t1 modes exist for k128/k64 only, t1_small
 // is the t1 instance itself when the table gives both one shape, and the
@@ -166,59 +170,44 @@ constexpr entry instance() {
   if constexpr (M == decode_mode::general || C == decode_class::generic) {
     return entry_of<F, C, S, L, decode_mode::general>();
   } else if constexpr (M == decode_mode::tn_bf16io) {  // K-last state where the table sets tn_bf16io
-    return own_or_general<F, C, S, L, M, tuning::tn_bf16io_takes<table>(k_last) && !chunks_cover>();
+    return own_or<F, C, S, L, M, tuning::tn_bf16io_takes<table>(k_last) && !chunks_cover>();
   } else if constexpr (M == decode_mode::tn_mma) {  // K-last state; V-last where the table says
-    return own_or_general<F, C, S, L, M, tuning::tn_mma_takes<table>(k_last)>();
+    return own_or<F, C, S, L, M, tuning::tn_mma_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_mma_per_key) {
-    return own_or_general<F, C, S, L, M, tuning::tn_mma_per_key_takes<table>(k_last)>();
+    return own_or<F, C, S, L, M, tuning::tn_mma_per_key_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_mma_chunked) {
-    return own_or_general<F, C, S, L, M, tuning::tn_mma_chunked_takes<table>(k_last)>();
+    return own_or<F, C, S, L, M, tuning::tn_mma_chunked_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_mma_per_key_chunked) {
-    return own_or_general<F, C, S, L, M, tuning::tn_mma_per_key_chunked_takes<table>(k_last)>();
+    return own_or<F, C, S, L, M, tuning::tn_mma_per_key_chunked_takes<table>(k_last)>();
   } else if constexpr (M == decode_mode::tn_per_key) {  // K-last: the tn_bf16io body; V-last: the tn_vlast body
     constexpr bool per_key_chunks_cover =
         tuning::tn_mma_per_key_chunked_covers<table>(k_last, S == dtype::f32 ? 4 : 2, kMaxDecodeTokens);
-    return own_or_general<F, C, S, L, M, tuning::tn_per_key_takes<table>(k_last) && !per_key_chunks_cover>();
+    return own_or<F, C, S, L, M, tuning::tn_per_key_takes<table>(k_last) && !per_key_chunks_cover>();
   } else if constexpr (M == decode_mode::t1_per_key) {
-    return own_or_general<F, C, S, L, M, tuning::t1_per_key_takes<table>()>();
+    return own_or<F, C, S, L, M, tuning::t1_per_key_takes<table>()>();
   } else if constexpr (M == decode_mode::t1_small_per_key) {
     // mode_for picks it only where t1_small_per_key_takes.
-    if constexpr (tuning::t1_small_per_key_takes<tuning::decode_tuning<F>>(L == state_layout::k_last,
-                                                                         S == dtype::f32 ? 4 : 2))
-      return entry_of<F, C, S, L, decode_mode::t1_small_per_key>();
-    else
-      return instance<F, C, S, L, decode_mode::t1_per_key>();
+    return own_or<F, C, S, L, M, tuning::t1_small_per_key_takes<table>(k_last, S == dtype::f32 ? 4 : 2),
+                  decode_mode::t1_per_key>();
   } else if constexpr (M == decode_mode::t1_per_key_smem) {
     // mode_for picks it only where t1_per_key_smem_takes: K-last with a fitting
     // tile, V-last where the scalar gate's V-last smem body is on.
-    if constexpr (!tuning::t1_per_key_smem_takes<table>(L == state_layout::k_last)) {
-      return instance<F, C, S, L, decode_mode::t1_per_key>();
-    } else if constexpr (L == state_layout::k_last) {
-      if constexpr (bf16io_fits<geometry<F, C, S, L, decode_mode::t1_per_key_smem>>())
-        return entry_of<F, C, S, L, decode_mode::t1_per_key_smem>();
-      else
-        return instance<F, C, S, L, decode_mode::t1_per_key>();
-    } else if constexpr (tuning::t1_bf16io_smem_vlast_min_heads_of<table>(S == dtype::f32 ? 4 : 2) > 0) {
-      return entry_of<F, C, S, L, decode_mode::t1_per_key_smem>();
-    } else {
-      return instance<F, C, S, L, decode_mode::t1_per_key>();
-    }
+    constexpr bool takes = tuning::t1_per_key_smem_takes<table>(k_last) &&
+                           (k_last ? bf16io_fits<geometry<F, C, S, L, M>>()
+                                   : tuning::t1_bf16io_smem_vlast_min_heads_of<table>(S == dtype::f32 ? 4 : 2) > 0);
+    return own_or<F, C, S, L, M, takes, decode_mode::t1_per_key>();
   } else if constexpr (M == decode_mode::tn_vlast) {  // V-last state where the table sets tn_vlast
-    return own_or_general<F, C, S, L, M, tuning::tn_vlast_takes<table>(k_last) && !chunks_cover>();
+    return own_or<F, C, S, L, M, tuning::tn_vlast_takes<table>(k_last) && !chunks_cover>();
   } else if constexpr (M == decode_mode::tn_bf16io_mid) {
     // mode_for picks it only where the table sets the mid grids' window.
-    if constexpr (tuning::tn_bf16io_mid_takes<table>(k_last) && !chunks_cover)
-      return entry_of<F, C, S, L, decode_mode::tn_bf16io_mid>();
-    else
-      return instance<F, C, S, L, decode_mode::tn_bf16io>();
+    return own_or<F, C, S, L, M, tuning::tn_bf16io_mid_takes<table>(k_last) && !chunks_cover,
+                  decode_mode::tn_bf16io>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem_wide) {
     // mode_for picks it only for K-last fp32 state where the table sets
     // t1_bf16io_smem_min_heads_per_sm.
-    if constexpr (tuning::decode_tuning<F>::t1_bf16io_smem_min_heads_per_sm > 0 && S == dtype::f32 &&
-                  L == state_layout::k_last && takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>())
-      return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem_wide>();
-    else
-      return instance<F, C, S, L, decode_mode::t1_bf16io_smem>();
+    constexpr bool takes = table::t1_bf16io_smem_min_heads_per_sm > 0 && S == dtype::f32 && k_last &&
+                           takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>();
+    return own_or<F, C, S, L, M, takes, decode_mode::t1_bf16io_smem>();
   } else if constexpr (M == decode_mode::t1_bf16io_smem) {
     // mode_for picks it only where the table enables it: K-last state (16-bit
     // state where the bf16-I/O tile fits, which takes_bf16io checks too), and
@@ -228,37 +217,23 @@ constexpr entry instance() {
                                      takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>()
                            : tuning::t1_bf16io_smem_vlast_min_heads_of<table>(S == dtype::f32 ? 4 : 2) > 0 &&
                                  (S != dtype::f32 || takes_bf16io<F, C, S, L, decode_mode::t1_bf16io>());
-    if constexpr (takes)
-      return entry_of<F, C, S, L, decode_mode::t1_bf16io_smem>();
-    else
-      return instance<F, C, S, L, decode_mode::t1_bf16io>();
+    return own_or<F, C, S, L, M, takes, decode_mode::t1_bf16io>();
   } else if constexpr (M == decode_mode::t1_bf16io) {
-    if constexpr (takes_bf16io<F, C, S, L, M>())
-      return entry_of<F, C, S, L, decode_mode::t1_bf16io>();
-    else
-      return instance<F, C, S, L, decode_mode::t1>();
+    return own_or<F, C, S, L, M, takes_bf16io<F, C, S, L, M>(), decode_mode::t1>();
   } else if constexpr (M == decode_mode::t1_pipe) {
     // mode_for picks it only where the family's table enables it.
-    if constexpr (tuning::t1_pipe_min_heads_of<tuning::decode_tuning<F>>(L == state_layout::k_last,
-                                                                        S == dtype::f32 ? 4 : 2) > 0)
-      return entry_of<F, C, S, L, decode_mode::t1_pipe>();
-    else
-      return entry_of<F, C, S, L, decode_mode::t1>();
+    constexpr bool takes = tuning::t1_pipe_min_heads_of<table>(k_last, S == dtype::f32 ? 4 : 2) > 0;
+    return own_or<F, C, S, L, M, takes, decode_mode::t1>();
   } else if constexpr (M == decode_mode::t1_small_bf16io) {
     // mode_for picks it only where t1_small_bf16io_takes.
-    if constexpr (tuning::t1_small_bf16io_takes<tuning::decode_tuning<F>>(L == state_layout::k_last,
-                                                                        S == dtype::f32 ? 4 : 2))
-      return entry_of<F, C, S, L, decode_mode::t1_small_bf16io>();
-    else
-      return instance<F, C, S, L, decode_mode::t1_small>();
+    return own_or<F, C, S, L, M, tuning::t1_small_bf16io_takes<table>(k_last, S == dtype::f32 ? 4 : 2),
+                  decode_mode::t1_small>();
   } else if constexpr (M == decode_mode::t1_small) {
     constexpr decode_shape a = geometry<F, C, S, L, decode_mode::t1>::shape;
     constexpr decode_shape b = geometry<F, C, S, L, decode_mode::t1_small>::shape;
-    if constexpr (a.lanes_k == b.lanes_k && a.vec_chunks == b.vec_chunks && a.rows == b.rows &&
-                  a.warps_k == b.warps_k && a.max_warps_v == b.max_warps_v)
-      return entry_of<F, C, S, L, decode_mode::t1>();
-    else
-      return entry_of<F, C, S, L, decode_mode::t1_small>();
+    constexpr bool same = a.lanes_k == b.lanes_k && a.vec_chunks == b.vec_chunks && a.rows == b.rows &&
+                          a.warps_k == b.warps_k && a.max_warps_v == b.max_warps_v;
+    return own_or<F, C, S, L, M, !same, decode_mode::t1>();
   } else {
     return entry_of<F, C, S, L, decode_mode::t1>();
   }
