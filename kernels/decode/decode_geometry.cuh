@@ -25,7 +25,7 @@ struct launch_params {
   // Programmatic launch: blocks prefetch_first .. prefetch_end - 1 prefetch their
   // state tile and operand lines into L2 before the wait (none when first == end).
   uint32_t prefetch_first, prefetch_end;
-  int lookahead;  // t1_bf16io grids under 2 waves, tn_mma grids: block i < blocks - lookahead prefetches block i + lookahead's tile (0: none)
+  int lookahead;  // t1_bf16io grids under 2 waves, V-last smem grids of few waves, tn_mma grids: block i < blocks - lookahead prefetches block i + lookahead's tile (0: none)
   // block_place's divisors (V tiles, HV, value heads per q/k head), set by set_divisors.
   fast_div by_v_tiles, by_hv, by_group;
 };

@@ -204,6 +204,14 @@ launch_shape shape_of(int compute_units, const decode_problem& p) {
   const int64_t lead = int64_t(G::table::t1_bf16io_f32_lookahead_blocks_per_sm) * compute_units;
   ls.lp.lookahead =
       G::bf16io && !G::smem_state && G::k_last && G::esize == 4 && lead > 0 && ls.blocks < 2 * lead ? int(lead) : 0;
+  // V-last shared-memory grids of few waves: every block prefetches the tile
+  // one wave on (a wave: the blocks the launch bound keeps resident).
+  if constexpr (G::smem_state && !G::k_last) {
+    const int waves = G::esize == 4 ? G::table::t1_vlast_smem_f32_lookahead_waves
+                                    : G::table::t1_vlast_smem_b16_lookahead_waves;
+    const int64_t wave = int64_t(G::launch_bound / ls.threads) * compute_units;
+    if (wave > 0 && ls.blocks < int64_t(waves) * wave) ls.lp.lookahead = int(wave);
+  }
   // tn_mma: every block prefetches the tile of the block about one wave on
   // (the table's resident warps per SM over the block's warps), whatever the grid.
   if constexpr (G::tnm) {

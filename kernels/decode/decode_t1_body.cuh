@@ -176,6 +176,10 @@ DK_DEVICE void decode_t1_body(const launch_params& lp) {
     // Per-key gates: their loads after the tile's as well (key_decays).
     if constexpr (G::per_key) decays.issue(p, b, h, vl, decay_key);
   }
+  // V-last shared-memory grids of few waves: the tile one wave on into L2
+  // (shape_of sets lp.lookahead from the table's t1_vlast_smem_*_lookahead_waves).
+  if constexpr (SM)
+    if (lp.lookahead > 0) prefetch_ahead<G>(lp);
 
   // 4. While they fly: q, k to fp32, the norms, k.q, the gate, beta.
   float kf[NK], qf[NK];

@@ -182,7 +182,8 @@ DK_DEVICE void prefetch_tile_l2(const launch_params& lp, uint32_t block) {
 // blocks start later by the slot read, and prefetching one or two waves ahead
 // in every block loses its lines from L2 before use (NOTES.md v7). tn_mma does
 // it on every grid, after its own tile is issued, where its table asks (V-last
-// fp32 on sm_90: its blocks wait on memory, NOTES.md v35 runs 7-8).
+// fp32 on sm_90: its blocks wait on memory, NOTES.md v35 runs 7-8); so does
+// the V-last shared-memory T = 1 body on grids of few waves (NOTES.md v43).
 template <class G>
 DK_DEVICE void prefetch_ahead(const launch_params& lp) {
   const uint32_t ahead = uint32_t(blockIdx.x) + uint32_t(lp.lookahead);

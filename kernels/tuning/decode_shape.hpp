@@ -249,6 +249,11 @@ constexpr int kDecodeModes = 19;
 //                      than two waves of this many blocks per SM: each block of
 //                      the first wave first prefetches into L2 the state tile of
 //                      the block this many blocks per SM later (0: off).
+//   t1_vlast_smem_{f32,b16}_lookahead_waves  V-last shared-memory T = 1 grids
+//                      (t1_bf16io_smem, t1_per_key_smem) of fewer blocks than
+//                      this many waves (a wave: the blocks the launch bound
+//                      keeps resident): every block, once its tile is issued,
+//                      prefetches into L2 the tile of the block one wave on (0: off).
 //   programmatic_prefetch_max_bytes_per_sm  CUDA sm_90+, programmatic launch:
 //                      blocks of the t1_small and general kernels prefetch their
 //                      state tile and operand lines into L2 before waiting for the previous kernel

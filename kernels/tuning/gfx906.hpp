@@ -70,6 +70,7 @@ struct decode_tuning<906> {
   static constexpr int t1_bf16io_smem_bound = 0;
   static constexpr int t1_bf16io_max_warps_v = 1;
   static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 0;  // prefetch_l2 is a no-op on AMD
+  static constexpr int t1_vlast_smem_f32_lookahead_waves = 0, t1_vlast_smem_b16_lookahead_waves = 0;
   static constexpr int t1_max_warps_v = 2, t1_vlast_max_warps_v = 2;
   static constexpr int programmatic_prefetch_max_bytes_per_sm = 0;  // no programmatic launch on AMD
   static constexpr int programmatic_late_prefetch_blocks_per_sm = 0;

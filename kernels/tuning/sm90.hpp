@@ -195,6 +195,13 @@ struct decode_tuning<90> {
   // blocks per SM). NOTES.md v7, A/B in graph at B=8 (then 1.1 waves of this
   // kernel): 12.33 -> 11.92 us, with PDL 12.00 -> 11.63.
   static constexpr int t1_bf16io_f32_lookahead_blocks_per_sm = 28;
+  // V-last shared-memory T = 1 grids (t1_bf16io_smem, t1_per_key_smem) of
+  // fewer blocks than this many waves: every block, once its own tile is
+  // issued, prefetches into L2 the tile of the block one wave on (0: off).
+  // NOTES.md v43 run 1, with PDL: 16-bit B=32 21.72 -> 20.63 us (2.6 waves),
+  // B=128 77.92 -> 76.53 (10.3 waves), B=512 (41 waves) 293.99 -> 295.36 with
+  // it; fp32 lost at every size (B=128 141.38 -> 153.98).
+  static constexpr int t1_vlast_smem_f32_lookahead_waves = 0, t1_vlast_smem_b16_lookahead_waves = 16;
   // V-last: warps per block (warps_k = 4 of them split K: one warp along V).
   static constexpr int t1_vlast_max_warps_v = 4;
   // Programmatic launch (DK_OPTION_PROGRAMMATIC_LAUNCH): blocks of the t1_small
